@@ -1,0 +1,184 @@
+//! DWARF: functions, their lines and inline trees, extracted per compilation unit in
+//! parallel and merged into owned records.
+
+mod lines;
+mod names;
+mod unit;
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+
+use gimli::{EndianSlice, RunTimeEndian, Section as _};
+use rayon::prelude::*;
+
+use crate::error::Warnings;
+use crate::identity::Layout;
+use crate::load::Object;
+use names::DieIndex;
+pub use unit::{InlineSite, LineRow};
+
+pub(crate) type R<'a> = EndianSlice<'a, RunTimeEndian>;
+
+/// What the per-unit workers share.
+pub(crate) struct Context<'d, 'a> {
+    pub dwarf: &'d gimli::Dwarf<R<'a>>,
+    pub layout: &'d Layout,
+    pub inlines: bool,
+    pub cross_unit_refs: bool,
+}
+
+/// Options for extraction.
+#[derive(Debug, Clone, Copy)]
+pub struct DwarfOptions {
+    /// Collect inline trees.
+    pub inlines: bool,
+    /// Follow `DW_FORM_ref_addr` references into other units.
+    pub cross_unit_refs: bool,
+}
+
+/// One contiguous piece of a function, with absolute addresses.
+#[derive(Debug, Clone)]
+pub struct FunctionRecord {
+    pub start: u64,
+    pub end: u64,
+    /// `None` when the DWARF gives the function no name.
+    pub name: Option<String>,
+    /// The name is a demangled linkage name (not one built from the DIE tree, which has
+    /// no parameter list).
+    pub name_from_linkage: bool,
+    /// `file` indexes [`DwarfOutput::files`].
+    pub lines: Vec<LineRow>,
+    /// `call_file` indexes [`DwarfOutput::files`]; `origin` indexes
+    /// [`DwarfOutput::origins`].
+    pub inlines: Vec<InlineSite>,
+}
+
+/// All functions of a module, in unit and DIE order.
+#[derive(Debug, Default)]
+pub struct DwarfOutput {
+    pub functions: Vec<FunctionRecord>,
+    pub files: Vec<String>,
+    pub origins: Vec<String>,
+}
+
+/// Reads the DWARF sections of `obj` and extracts every function with code.
+pub fn extract(obj: &Object, layout: &Layout, opts: DwarfOptions, warnings: &mut Warnings) -> DwarfOutput {
+    let endian = if obj.is_big_endian() {
+        RunTimeEndian::Big
+    } else {
+        RunTimeEndian::Little
+    };
+    let sections = gimli::DwarfSections::load(|id| -> Result<Cow<[u8]>, ()> {
+        Ok(obj.section_data(id.name(), warnings))
+    })
+    .unwrap_or_else(|()| unreachable!("the section loader never fails"));
+    let dwarf = sections.borrow(|s| EndianSlice::new(s, endian));
+    if dwarf.debug_info.reader().is_empty() {
+        return DwarfOutput::default();
+    }
+
+    let mut headers = Vec::new();
+    let mut iter = dwarf.units();
+    loop {
+        match iter.next() {
+            Ok(Some(h)) => headers.push(h),
+            Ok(None) => break,
+            Err(e) => {
+                // A bad unit length leaves no way to find the next unit.
+                warnings.push(format!(
+                    ".debug_info: unit header after {} good units: {e}; later units are skipped",
+                    headers.len()
+                ));
+                break;
+            }
+        }
+    }
+    let total = dwarf.debug_info.reader().len();
+    let ends: Vec<usize> = headers
+        .iter()
+        .skip(1)
+        .map(|h| h.offset().0)
+        .chain(std::iter::once(total))
+        .collect();
+
+    let cx = Context {
+        dwarf: &dwarf,
+        layout,
+        inlines: opts.inlines,
+        cross_unit_refs: opts.cross_unit_refs,
+    };
+    // Units are independent; `collect` keeps input order, so the merge below (and the
+    // output) does not depend on how rayon schedules them.
+    let units: Vec<unit::UnitOutput> = headers
+        .into_par_iter()
+        .zip(ends.into_par_iter())
+        .map(|(h, end)| unit::process(&cx, h, end))
+        .collect();
+    for u in &units {
+        warnings.extend(u.warnings.clone());
+    }
+
+    let index = DieIndex {
+        units: units.iter().map(|u| &u.dies).collect(),
+    };
+    let mut wanted: Vec<usize> = units
+        .iter()
+        .flat_map(|u| u.pieces.iter())
+        .flat_map(|p| std::iter::once(p.die).chain(p.inlines.iter().map(|s| s.origin)))
+        .collect();
+    // Sorted and deduplicated: each name is resolved (and demangled) once.
+    wanted.sort_unstable();
+    wanted.dedup();
+    let resolved: Vec<Option<(String, bool)>> = wanted
+        .par_iter()
+        .map(|&o| {
+            let r = index.function_name(o)?;
+            Some((crate::demangle::sanitize(&r.name)?, r.from_linkage))
+        })
+        .collect();
+    let name_of = |o: usize| -> Option<&(String, bool)> {
+        let i = wanted.binary_search(&o).ok()?;
+        resolved[i].as_ref()
+    };
+
+    let mut out = DwarfOutput::default();
+    let mut file_ids: HashMap<String, u32> = HashMap::new();
+    let mut origin_ids: HashMap<String, u32> = HashMap::new();
+    for u in units {
+        let remap: Vec<u32> = u
+            .files
+            .into_iter()
+            .map(|path| intern(&mut file_ids, &mut out.files, path))
+            .collect();
+        for mut p in u.pieces {
+            for l in &mut p.lines {
+                l.file = remap[l.file as usize];
+            }
+            for s in &mut p.inlines {
+                s.call_file = remap[s.call_file as usize];
+                let name = name_of(s.origin).map_or_else(|| "<name omitted>".to_string(), |n| n.0.clone());
+                s.origin = intern(&mut origin_ids, &mut out.origins, name) as usize;
+            }
+            let name = name_of(p.die);
+            out.functions.push(FunctionRecord {
+                start: p.start,
+                end: p.end,
+                name: name.map(|n| n.0.clone()),
+                name_from_linkage: name.is_some_and(|n| n.1),
+                lines: p.lines,
+                inlines: p.inlines,
+            });
+        }
+    }
+    out
+}
+
+fn intern(ids: &mut HashMap<String, u32>, list: &mut Vec<String>, s: String) -> u32 {
+    if let Some(&id) = ids.get(&s) {
+        return id;
+    }
+    let id = list.len() as u32;
+    list.push(s.clone());
+    ids.insert(s, id);
+    id
+}

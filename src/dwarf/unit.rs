@@ -1,0 +1,516 @@
+//! One compilation unit: a single walk over its DIEs collects the naming index, the
+//! functions with their address ranges and inline trees, then lines are attached and
+//! everything is cut into one piece per contiguous range.
+
+use gimli::{AttributeValue, DebuggingInformationEntry, DwAt, UnitHeader, constants};
+
+use super::lines::{self, FileTable, RawRow};
+use super::names::{DieInfo, NONE, ScopeKind, UnitDies};
+use super::{Context, R};
+use crate::demangle::Lang;
+use crate::error::Warnings;
+
+/// A line record for one piece: `file` is a slot of the unit's [`FileTable`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LineRow {
+    pub address: u64,
+    pub size: u64,
+    pub line: u32,
+    pub file: u32,
+}
+
+/// An inlined call inside a piece, its ranges already clipped to its parent's.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InlineSite {
+    /// 0 for a call inlined straight into the function.
+    pub depth: u32,
+    /// `.debug_info` offset of the inlined function's DIE, for its name.
+    pub origin: usize,
+    pub call_file: u32,
+    pub call_line: u32,
+    pub ranges: Vec<(u64, u64)>,
+}
+
+/// One contiguous range of a function: it becomes one `FUNC` record.
+#[derive(Debug, Clone)]
+pub struct Piece {
+    /// `.debug_info` offset of the function's DIE, for its name.
+    pub die: usize,
+    pub start: u64,
+    pub end: u64,
+    pub lines: Vec<LineRow>,
+    /// In pre-order: every site follows its parent.
+    pub inlines: Vec<InlineSite>,
+}
+
+/// Everything one unit yields.
+#[derive(Debug, Default)]
+pub struct UnitOutput<'a> {
+    pub(crate) dies: UnitDies<'a>,
+    pub pieces: Vec<Piece>,
+    /// Paths of the file slots used by `pieces`.
+    pub files: Vec<String>,
+    pub warnings: Warnings,
+}
+
+struct SiteDraft {
+    depth: u32,
+    origin: usize,
+    call_file: Option<u64>,
+    call_line: u32,
+    ranges: Vec<(u64, u64)>,
+}
+
+struct FuncDraft {
+    die: usize,
+    ranges: Vec<(u64, u64)>,
+    sites: Vec<SiteDraft>,
+}
+
+#[derive(Clone, Copy)]
+enum Ctx {
+    None,
+    Func(u32),
+    /// Inside an inlined call: its function, and the call's nesting depth.
+    Inline(u32, u32),
+}
+
+struct Frame {
+    depth: isize,
+    scope: u32,
+    ctx: Ctx,
+}
+
+/// Processes one unit. Damage is reported in the output's warnings; what was read before
+/// it is kept.
+pub(crate) fn process<'a>(
+    cx: &Context<'_, 'a>,
+    header: UnitHeader<R<'a>>,
+    end: usize,
+) -> UnitOutput<'a> {
+    let start = header.offset().0;
+    let mut out = UnitOutput {
+        dies: UnitDies {
+            start,
+            end,
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let unit = match cx.dwarf.unit(header) {
+        Ok(u) => u,
+        Err(e) => {
+            out.warnings
+                .push(format!("compilation unit at {start:#x}: {e}; skipped"));
+            return out;
+        }
+    };
+    if unit.dwo_id.is_some() && matches!(unit.header.type_(), gimli::UnitType::Skeleton(_) | gimli::UnitType::Compilation) {
+        out.warnings.push(format!(
+            "compilation unit at {start:#x} is a split-DWARF skeleton; its functions are in a .dwo file, which is not read"
+        ));
+    }
+    let mut funcs: Vec<FuncDraft> = Vec::new();
+    if let Err(e) = walk(cx, &unit, start, &mut out.dies, &mut funcs) {
+        out.warnings.push(format!(
+            "compilation unit at {start:#x}: {e}; the rest of this unit is skipped"
+        ));
+    }
+    if funcs.is_empty() {
+        return out;
+    }
+    let program = unit.line_program.clone();
+    let header = program.as_ref().map(|p| p.header().clone());
+    let rows = match program {
+        Some(p) => {
+            let mut w = Warnings::default();
+            let rows = lines::rows(p, cx.layout, &mut w);
+            for msg in w.0 {
+                out.warnings
+                    .push(format!("compilation unit at {start:#x}: {msg}"));
+            }
+            rows
+        }
+        None => Vec::new(),
+    };
+    let mut files = FileTable::new(cx.dwarf, &unit, header.as_ref());
+    for f in &funcs {
+        for &(lo, hi) in &f.ranges {
+            let lines = clip_lines(&rows, lo, hi, |i| files.slot(cx.dwarf, &unit, i));
+            let inlines = clip_sites(&f.sites, lo, hi, |i| match i {
+                Some(i) => files
+                    .slot(cx.dwarf, &unit, i)
+                    .or_else(|| files.primary_slot()),
+                None => files.primary_slot(),
+            });
+            out.pieces.push(Piece {
+                die: f.die,
+                start: lo,
+                end: hi,
+                lines,
+                inlines,
+            });
+        }
+    }
+    out.files = files.paths;
+    out
+}
+
+fn walk<'a>(
+    cx: &Context<'_, 'a>,
+    unit: &gimli::Unit<R<'a>>,
+    start: usize,
+    dies: &mut UnitDies<'a>,
+    funcs: &mut Vec<FuncDraft>,
+) -> gimli::Result<()> {
+    let mut entries = unit.entries_raw(None)?;
+    let mut entry = DebuggingInformationEntry::null();
+    let mut stack: Vec<Frame> = Vec::new();
+    while !entries.is_empty() {
+        let depth = entries.next_depth();
+        let die_offset = entries.next_offset().0;
+        let Some(abbrev) = entries.read_abbreviation()? else {
+            continue;
+        };
+        let tag = abbrev.tag();
+        let wanted = match tag {
+            constants::DW_TAG_inlined_subroutine => cx.inlines,
+            constants::DW_TAG_compile_unit
+            | constants::DW_TAG_partial_unit
+            | constants::DW_TAG_subprogram
+            | constants::DW_TAG_namespace
+            | constants::DW_TAG_class_type
+            | constants::DW_TAG_structure_type
+            | constants::DW_TAG_union_type
+            | constants::DW_TAG_enumeration_type
+            | constants::DW_TAG_interface_type => true,
+            _ => false,
+        };
+        if !wanted {
+            entries.skip_attributes(abbrev.attributes())?;
+            if abbrev.has_children() {
+                // Children of an uninteresting DIE (a lexical block, a variable) inherit
+                // the enclosing scope and function.
+                while stack.last().is_some_and(|f| f.depth >= depth) {
+                    stack.pop();
+                }
+                let (scope, ctx) = stack.last().map_or((NONE, Ctx::None), |f| (f.scope, f.ctx));
+                stack.push(Frame { depth, scope, ctx });
+            }
+            continue;
+        }
+        entries.read_attributes(abbrev.attributes(), &mut entry.attrs)?;
+        while stack.last().is_some_and(|f| f.depth >= depth) {
+            stack.pop();
+        }
+        let (parent_scope, parent_ctx) = stack.last().map_or((NONE, Ctx::None), |f| (f.scope, f.ctx));
+        let mut scope = parent_scope;
+        let mut ctx = parent_ctx;
+        let offset = start + die_offset;
+        match tag {
+            constants::DW_TAG_compile_unit | constants::DW_TAG_partial_unit => {
+                if let Some(AttributeValue::Language(l)) = attr(&entry, constants::DW_AT_language) {
+                    dies.lang = Some(if l == constants::DW_LANG_Rust {
+                        Lang::Rust
+                    } else {
+                        Lang::Other
+                    });
+                }
+            }
+            constants::DW_TAG_inlined_subroutine => {
+                ctx = Ctx::None;
+                let (func, parent_depth) = match parent_ctx {
+                    Ctx::Func(f) => (Some(f), None),
+                    Ctx::Inline(f, d) => (Some(f), Some(d)),
+                    Ctx::None => (None, None),
+                };
+                let origin = reference(cx, unit, start, &entry, constants::DW_AT_abstract_origin);
+                if let (Some(func), Some(origin)) = (func, origin) {
+                    let ranges = die_ranges(cx, unit, &entry)?;
+                    if !ranges.is_empty() {
+                        let depth = parent_depth.map_or(0, |d| d + 1);
+                        let call_file = attr(&entry, constants::DW_AT_call_file).and_then(|v| match v {
+                            AttributeValue::FileIndex(i) => Some(i),
+                            other => other.udata_value(),
+                        });
+                        let call_line = attr(&entry, constants::DW_AT_call_line)
+                            .and_then(|v| v.udata_value())
+                            .and_then(|l| u32::try_from(l).ok())
+                            .unwrap_or(0);
+                        funcs[func as usize].sites.push(SiteDraft {
+                            depth,
+                            origin,
+                            call_file,
+                            call_line,
+                            ranges,
+                        });
+                        ctx = Ctx::Inline(func, depth);
+                    }
+                }
+            }
+            _ => {
+                let kind = match tag {
+                    constants::DW_TAG_subprogram => ScopeKind::Function,
+                    constants::DW_TAG_namespace => ScopeKind::Namespace,
+                    _ => ScopeKind::Type,
+                };
+                let target = reference(cx, unit, start, &entry, constants::DW_AT_specification)
+                    .or_else(|| reference(cx, unit, start, &entry, constants::DW_AT_abstract_origin));
+                let linkage = string(cx, unit, &entry, constants::DW_AT_linkage_name)
+                    .or_else(|| string(cx, unit, &entry, constants::DW_AT_MIPS_linkage_name));
+                dies.dies.push(DieInfo {
+                    offset,
+                    parent: parent_scope,
+                    kind,
+                    name: string(cx, unit, &entry, constants::DW_AT_name),
+                    linkage,
+                    target,
+                });
+                scope = (dies.dies.len() - 1) as u32;
+                if kind == ScopeKind::Function {
+                    let ranges = die_ranges(cx, unit, &entry)?;
+                    ctx = if ranges.is_empty() {
+                        Ctx::None
+                    } else {
+                        funcs.push(FuncDraft {
+                            die: offset,
+                            ranges,
+                            sites: Vec::new(),
+                        });
+                        Ctx::Func((funcs.len() - 1) as u32)
+                    };
+                }
+            }
+        }
+        if abbrev.has_children() {
+            stack.push(Frame { depth, scope, ctx });
+        }
+    }
+    Ok(())
+}
+
+fn attr<'a>(entry: &DebuggingInformationEntry<R<'a>>, name: DwAt) -> Option<AttributeValue<R<'a>>> {
+    entry.attrs().iter().find(|a| a.name() == name).map(|a| a.value())
+}
+
+fn string<'a>(
+    cx: &Context<'_, 'a>,
+    unit: &gimli::Unit<R<'a>>,
+    entry: &DebuggingInformationEntry<R<'a>>,
+    name: DwAt,
+) -> Option<&'a [u8]> {
+    let value = attr(entry, name)?;
+    let s = cx.dwarf.attr_string(unit, value).ok()?;
+    let bytes = s.slice();
+    (!bytes.is_empty()).then_some(bytes)
+}
+
+/// A reference attribute as a `.debug_info` offset. References into other units are only
+/// followed when allowed (`-r` turns them off); references into type units or
+/// supplementary files are not followed here.
+fn reference(
+    cx: &Context<'_, '_>,
+    unit: &gimli::Unit<R<'_>>,
+    start: usize,
+    entry: &DebuggingInformationEntry<R<'_>>,
+    name: DwAt,
+) -> Option<usize> {
+    match attr(entry, name)? {
+        AttributeValue::UnitRef(o) => {
+            let _ = unit;
+            start.checked_add(o.0)
+        }
+        AttributeValue::DebugInfoRef(o) if cx.cross_unit_refs => Some(o.0),
+        _ => None,
+    }
+}
+
+/// The code ranges of a DIE (`DW_AT_low_pc`/`DW_AT_high_pc` or `DW_AT_ranges`), sorted and
+/// merged, restricted to the image's code: empty ranges, tombstones and ranges starting
+/// outside the code are dropped, and an end past the code is cut back.
+fn die_ranges(
+    cx: &Context<'_, '_>,
+    unit: &gimli::Unit<R<'_>>,
+    entry: &DebuggingInformationEntry<R<'_>>,
+) -> gimli::Result<Vec<(u64, u64)>> {
+    let mut raw: Vec<(u64, u64)> = Vec::new();
+    if let Some(v) = attr(entry, constants::DW_AT_ranges) {
+        if let Some(iter) = cx.dwarf.attr_ranges(unit, v)? {
+            for r in iter {
+                let r = r?;
+                raw.push((r.begin, r.end));
+            }
+        }
+    } else if let Some(low) = attr(entry, constants::DW_AT_low_pc) {
+        if let Some(low) = cx.dwarf.attr_address(unit, low)? {
+            let high = match attr(entry, constants::DW_AT_high_pc) {
+                Some(AttributeValue::Udata(n)) => low.checked_add(n),
+                Some(v) => cx.dwarf.attr_address(unit, v)?,
+                None => None,
+            };
+            if let Some(high) = high {
+                raw.push((low, high));
+            }
+        }
+    }
+    let mut out = Vec::with_capacity(raw.len());
+    for (lo, hi) in raw {
+        if lo >= hi || unit.header.is_tombstone_address(lo) {
+            continue;
+        }
+        if lo == 0 && cx.layout.code_spans.is_empty() {
+            continue;
+        }
+        let Some(span_end) = cx.layout.code_span_end(lo) else {
+            continue;
+        };
+        out.push((lo, hi.min(span_end)));
+    }
+    // Sorted and merged so that the pieces of a function come out in address order.
+    out.sort_unstable();
+    let mut merged: Vec<(u64, u64)> = Vec::with_capacity(out.len());
+    for (lo, hi) in out {
+        match merged.last_mut() {
+            Some(last) if lo <= last.1 => last.1 = last.1.max(hi),
+            _ => merged.push((lo, hi)),
+        }
+    }
+    Ok(merged)
+}
+
+/// The line rows within `[lo, hi)`, clipped to it. Rows whose file cannot be named are
+/// dropped.
+fn clip_lines(
+    rows: &[RawRow],
+    lo: u64,
+    hi: u64,
+    mut slot: impl FnMut(u64) -> Option<u32>,
+) -> Vec<LineRow> {
+    let first = rows.partition_point(|r| r.end <= lo);
+    let mut out = Vec::new();
+    for r in rows[first..].iter().take_while(|r| r.address < hi) {
+        let (a, e) = (r.address.max(lo), r.end.min(hi));
+        if a >= e {
+            continue;
+        }
+        if let Some(file) = slot(r.file) {
+            out.push(LineRow {
+                address: a,
+                size: e - a,
+                line: r.line,
+                file,
+            });
+        }
+    }
+    out
+}
+
+/// The inline sites of a function restricted to `[lo, hi)`: each site is clipped to its
+/// parent's clipped ranges, and a site left with nothing (with its whole subtree) is
+/// dropped, so children always lie within their parents.
+fn clip_sites(
+    sites: &[SiteDraft],
+    lo: u64,
+    hi: u64,
+    mut slot: impl FnMut(Option<u64>) -> Option<u32>,
+) -> Vec<InlineSite> {
+    let mut out = Vec::new();
+    // Clipped ranges by depth: [0] is the piece itself, [d + 1] the current site at d.
+    let mut stack: Vec<Option<Vec<(u64, u64)>>> = vec![Some(vec![(lo, hi)])];
+    for s in sites {
+        let d = s.depth as usize;
+        if stack.len() < d + 1 {
+            // A site deeper than its parent allows: damaged nesting.
+            continue;
+        }
+        stack.truncate(d + 1);
+        let clipped = stack[d].as_ref().map(|parent| intersect(&s.ranges, parent));
+        let clipped = clipped.filter(|r| !r.is_empty());
+        if let Some(ranges) = &clipped {
+            if let Some(call_file) = slot(s.call_file) {
+                out.push(InlineSite {
+                    depth: s.depth,
+                    origin: s.origin,
+                    call_file,
+                    call_line: s.call_line,
+                    ranges: ranges.clone(),
+                });
+            }
+        }
+        stack.push(clipped);
+    }
+    out
+}
+
+/// The intersection of two sorted, disjoint range lists.
+fn intersect(a: &[(u64, u64)], b: &[(u64, u64)]) -> Vec<(u64, u64)> {
+    let mut out = Vec::new();
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() && j < b.len() {
+        let lo = a[i].0.max(b[j].0);
+        let hi = a[i].1.min(b[j].1);
+        if lo < hi {
+            out.push((lo, hi));
+        }
+        if a[i].1 < b[j].1 {
+            i += 1;
+        } else {
+            j += 1;
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn intersect_ranges() {
+        assert_eq!(
+            intersect(&[(0, 10), (20, 30)], &[(5, 25)]),
+            vec![(5, 10), (20, 25)]
+        );
+        assert_eq!(intersect(&[(0, 10)], &[(10, 20)]), vec![]);
+    }
+
+    fn site(depth: u32, ranges: Vec<(u64, u64)>) -> SiteDraft {
+        SiteDraft {
+            depth,
+            origin: 1,
+            call_file: Some(1),
+            call_line: 7,
+            ranges,
+        }
+    }
+
+    #[test]
+    fn sites_are_clipped_to_piece_and_parents() {
+        let sites = vec![
+            site(0, vec![(0x10, 0x20), (0x100, 0x110)]), // second range is in another piece
+            site(1, vec![(0x18, 0x30)]),                 // sticks out of its parent
+            site(0, vec![(0x200, 0x210)]),               // entirely outside the piece
+            site(1, vec![(0x200, 0x208)]),               // child of a dropped site
+        ];
+        let out = clip_sites(&sites, 0x0, 0x40, |_| Some(0));
+        let got: Vec<(u32, Vec<(u64, u64)>)> = out.into_iter().map(|s| (s.depth, s.ranges)).collect();
+        assert_eq!(got, vec![(0, vec![(0x10, 0x20)]), (1, vec![(0x18, 0x20)])]);
+    }
+
+    #[test]
+    fn lines_are_clipped() {
+        let rows = vec![
+            RawRow { address: 0x0, end: 0x10, line: 1, file: 1 },
+            RawRow { address: 0x10, end: 0x20, line: 2, file: 1 },
+            RawRow { address: 0x20, end: 0x30, line: 3, file: 9 },
+        ];
+        let got = clip_lines(&rows, 0x8, 0x30, |f| (f == 1).then_some(0));
+        assert_eq!(
+            got,
+            vec![
+                LineRow { address: 0x8, size: 8, line: 1, file: 0 },
+                LineRow { address: 0x10, size: 0x10, line: 2, file: 0 },
+            ]
+        );
+    }
+}

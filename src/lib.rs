@@ -1,0 +1,116 @@
+//! dumpsyms: reads an ELF binary with its DWARF debug info and writes a Breakpad text
+//! symbol file.
+//!
+//! ```no_run
+//! let dump = dumpsyms::dump(std::path::Path::new("app"), &dumpsyms::Options::default())?;
+//! dumpsyms::write_module(&dump.module, &mut std::io::stdout().lock())?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+pub mod demangle;
+pub mod dwarf;
+pub mod error;
+pub mod identity;
+pub mod load;
+pub mod module;
+pub mod output;
+pub mod symbols;
+pub mod write;
+
+use std::path::{Path, PathBuf};
+
+pub use error::{Error, ErrorKind, Warnings};
+pub use module::Module;
+pub use write::write_module;
+
+/// What to dump and how.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Only the `MODULE` and `INFO` records (`-i`).
+    pub header_only: bool,
+    /// Emit `STACK CFI` records (`-c` turns this off).
+    pub cfi: bool,
+    /// Emit `INLINE_ORIGIN` and `INLINE` records (`-d`, `--inlines`).
+    pub inlines: bool,
+    /// Write the optional `m` field on `FUNC` and `PUBLIC` (`-m`).
+    pub multiple_field: bool,
+    /// Module name instead of the file's basename (`-n`).
+    pub name: Option<String>,
+    /// Operating system field instead of `Linux` (`-o`).
+    pub os: Option<String>,
+    /// Debug id instead of the computed one (`-b`).
+    pub debug_id: Option<String>,
+    /// Keep absolute addresses instead of making them relative to the load address (`-a`).
+    pub keep_load_address: bool,
+    /// Follow DWARF references between compilation units (`-r` turns this off).
+    pub cross_unit_refs: bool,
+    /// Extra directories to search for separate debug files.
+    pub debug_dirs: Vec<PathBuf>,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            header_only: false,
+            cfi: true,
+            inlines: false,
+            multiple_field: false,
+            name: None,
+            os: None,
+            debug_id: None,
+            keep_load_address: false,
+            cross_unit_refs: true,
+            debug_dirs: Vec::new(),
+        }
+    }
+}
+
+/// The result of dumping one file: the model and what was lost on the way.
+#[derive(Debug)]
+pub struct Dump {
+    pub module: Module,
+    pub warnings: Warnings,
+}
+
+/// Reads `path` and builds its symbol file model. Fails only when nothing useful can be
+/// produced; damage that loses part of the information is reported in the warnings.
+pub fn dump(path: &Path, opts: &Options) -> Result<Dump, Error> {
+    let input = load::Input::open(path)?;
+    let obj = load::Object::parse(&input)?;
+    let name = opts.name.clone().unwrap_or_else(|| basename(path));
+    let mut identity = identity::elf_identity(&obj, name);
+    if let Some(os) = &opts.os {
+        identity.os = os.clone();
+    }
+    if let Some(id) = &opts.debug_id {
+        identity.debug_id = id.clone();
+    }
+    let mut warnings = Warnings::default();
+    if opts.header_only {
+        return Ok(Dump {
+            module: Module::header(identity),
+            warnings,
+        });
+    }
+    let layout = identity::layout(&obj);
+    let dwarf_opts = dwarf::DwarfOptions {
+        inlines: opts.inlines,
+        cross_unit_refs: opts.cross_unit_refs,
+    };
+    let functions = dwarf::extract(&obj, &layout, dwarf_opts, &mut warnings);
+    let symbols = symbols::function_symbols(&obj);
+    let bias = if opts.keep_load_address {
+        0
+    } else {
+        layout.load_address
+    };
+    let mut module = Module::build(identity, functions, symbols, bias, &mut warnings);
+    module.write_multiple = opts.multiple_field;
+    Ok(Dump { module, warnings })
+}
+
+fn basename(path: &Path) -> String {
+    path.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| path.to_string_lossy().into_owned())
+}

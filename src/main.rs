@@ -1,0 +1,174 @@
+//! The `dumpsyms` command: flags in, symbol files out, errors to exit codes.
+
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::Parser;
+use dumpsyms::output::AtomicFile;
+use dumpsyms::{Options, dump, write_module};
+
+/// Writes Breakpad symbol files (.sym) from ELF binaries with DWARF debug info.
+///
+/// Without --store, the first PATH is the binary and any further PATHs are directories to
+/// search for its separate debug file, as with Breakpad's dump_syms. With --store, every
+/// PATH is a binary to dump.
+#[derive(Parser, Debug)]
+#[command(name = "dumpsyms", version, max_term_width = 100)]
+struct Cli {
+    /// Output the module header (MODULE and INFO records) only
+    #[arg(short = 'i')]
+    header_only: bool,
+    /// Do not write STACK CFI records
+    #[arg(short = 'c')]
+    no_cfi: bool,
+    /// Write INLINE_ORIGIN and INLINE records for inlined calls
+    #[arg(short = 'd', long = "inlines")]
+    inlines: bool,
+    /// Write the optional 'm' field on FUNC and PUBLIC records whose address several
+    /// symbols share
+    #[arg(short = 'm')]
+    multiple: bool,
+    /// Module name to write instead of the file's basename
+    #[arg(short = 'n', value_name = "NAME")]
+    name: Option<String>,
+    /// Operating system to write instead of Linux
+    #[arg(short = 'o', value_name = "OS")]
+    os: Option<String>,
+    /// Debug id to write instead of the one computed from the build ID
+    #[arg(short = 'b', value_name = "ID")]
+    id: Option<String>,
+    /// Keep absolute addresses instead of making them relative to the load address
+    #[arg(short = 'a')]
+    keep_load_address: bool,
+    /// Do not follow DWARF references between compilation units
+    #[arg(short = 'r')]
+    no_cross_unit_refs: bool,
+    /// Print every warning (damaged or unsupported debug info) to stderr
+    #[arg(short = 'v')]
+    verbose: bool,
+    /// Write the symbol file to FILE (atomically) instead of standard output
+    #[arg(long, value_name = "FILE", conflicts_with = "store")]
+    output: Option<PathBuf>,
+    /// Write each symbol file to DIR/<name>/<debug id>/<name>.sym, the symbol-server layout
+    #[arg(long, value_name = "DIR")]
+    store: Option<PathBuf>,
+    /// A directory to search for separate debug files (repeatable)
+    #[arg(long = "debug-dir", value_name = "DIR")]
+    debug_dirs: Vec<PathBuf>,
+    /// Number of threads (default: one per CPU); the output is the same for any number
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    jobs: Option<u16>,
+    /// The binary [and debug directories], or with --store the binaries
+    #[arg(required = true, value_name = "PATH")]
+    paths: Vec<PathBuf>,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let (inputs, mut debug_dirs) = if cli.store.is_some() {
+        (cli.paths.clone(), Vec::new())
+    } else {
+        (cli.paths[..1].to_vec(), cli.paths[1..].to_vec())
+    };
+    debug_dirs.extend(cli.debug_dirs.iter().cloned());
+    let opts = Options {
+        header_only: cli.header_only,
+        cfi: !cli.no_cfi,
+        inlines: cli.inlines,
+        multiple_field: cli.multiple,
+        name: cli.name.clone(),
+        os: cli.os.clone(),
+        debug_id: cli.id.clone(),
+        keep_load_address: cli.keep_load_address,
+        cross_unit_refs: !cli.no_cross_unit_refs,
+        debug_dirs,
+    };
+    if let Some(id) = &opts.debug_id {
+        if id.is_empty() || id.contains(char::is_whitespace) {
+            eprintln!("dumpsyms: error: -b: a debug id cannot be empty or contain spaces");
+            return ExitCode::from(2);
+        }
+    }
+    let mut pool = rayon::ThreadPoolBuilder::new();
+    if let Some(n) = cli.jobs {
+        pool = pool.num_threads(n.into());
+    }
+    let pool = match pool.build() {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("dumpsyms: error: cannot start worker threads: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let mut failed = false;
+    for input in &inputs {
+        match pool.install(|| run_one(&cli, &opts, input)) {
+            Ok(()) => {}
+            Err(Failure::BrokenPipe) => return ExitCode::SUCCESS,
+            Err(Failure::Message(m)) => {
+                eprintln!("dumpsyms: error: {m}");
+                failed = true;
+            }
+        }
+    }
+    if failed {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+enum Failure {
+    /// Standard output was closed by its reader: stop quietly.
+    BrokenPipe,
+    Message(String),
+}
+
+fn run_one(cli: &Cli, opts: &Options, input: &Path) -> Result<(), Failure> {
+    let result = dump(input, opts).map_err(|e| Failure::Message(e.to_string()))?;
+    let warnings = &result.warnings.0;
+    if cli.verbose {
+        for w in warnings {
+            eprintln!("dumpsyms: warning: {}: {w}", input.display());
+        }
+    } else if !warnings.is_empty() {
+        eprintln!(
+            "dumpsyms: warning: {}: {} problem(s) in the debug info; some records may be missing (-v lists them)",
+            input.display(),
+            warnings.len()
+        );
+    }
+    let module = &result.module;
+    let target = match (&cli.store, &cli.output) {
+        (Some(dir), _) => Some(
+            dir.join(&module.name)
+                .join(&module.debug_id)
+                .join(format!("{}.sym", module.name)),
+        ),
+        (None, Some(file)) => Some(file.clone()),
+        (None, None) => None,
+    };
+    match target {
+        Some(path) => {
+            let fail = |e: io::Error| Failure::Message(format!("{}: cannot write: {e}", path.display()));
+            let mut file = AtomicFile::create(&path).map_err(fail)?;
+            write_module(module, file.writer()).map_err(fail)?;
+            file.commit().map_err(fail)?;
+            if cli.verbose {
+                eprintln!("dumpsyms: wrote {}", path.display());
+            }
+            Ok(())
+        }
+        None => {
+            let stdout = io::stdout();
+            let mut out = io::BufWriter::with_capacity(1 << 16, stdout.lock());
+            let r = write_module(module, &mut out).and_then(|()| out.flush());
+            match r {
+                Ok(()) => Ok(()),
+                Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Err(Failure::BrokenPipe),
+                Err(e) => Err(Failure::Message(format!("standard output: {e}"))),
+            }
+        }
+    }
+}

@@ -1,0 +1,277 @@
+//! The in-memory model of one symbol file, and the rules that make it consistent:
+//! module-relative addresses, one function per address, no overlaps, publics only where
+//! no function is, dense and sorted file and origin numbering.
+
+use std::collections::HashMap;
+
+use crate::dwarf::DwarfOutput;
+use crate::error::Warnings;
+use crate::identity::Identity;
+use crate::symbols::Symbol;
+
+/// One `FILE`, `INLINE_ORIGIN`-numbered symbol file, ready to write.
+#[derive(Debug, Clone, Default)]
+pub struct Module {
+    pub os: String,
+    pub arch: String,
+    pub debug_id: String,
+    pub code_id: Option<String>,
+    pub name: String,
+    /// Only the header (`-i`): no records follow `MODULE` and `INFO`.
+    pub header_only: bool,
+    /// Write the optional `m` field (`-m`).
+    pub write_multiple: bool,
+    /// `FILE` records, by id.
+    pub files: Vec<String>,
+    /// `INLINE_ORIGIN` records, by id.
+    pub origins: Vec<String>,
+    /// Sorted by address, non-overlapping.
+    pub functions: Vec<Function>,
+    /// Sorted by address, none inside a function.
+    pub publics: Vec<Public>,
+}
+
+/// A `FUNC` record with its line and `INLINE` records.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Function {
+    pub address: u64,
+    pub size: u64,
+    pub name: String,
+    pub multiple: bool,
+    pub lines: Vec<Line>,
+    pub inlines: Vec<Inline>,
+}
+
+/// A line record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Line {
+    pub address: u64,
+    pub size: u64,
+    pub line: u32,
+    pub file: u32,
+}
+
+/// An `INLINE` record.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Inline {
+    pub depth: u32,
+    pub call_line: u32,
+    pub call_file: u32,
+    pub origin: u32,
+    pub ranges: Vec<(u64, u64)>,
+}
+
+/// A `PUBLIC` record.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Public {
+    pub address: u64,
+    pub name: String,
+    pub multiple: bool,
+}
+
+/// Fallback name for a function that neither DWARF nor the symbol table names, as
+/// Breakpad writes it.
+const NAME_OMITTED: &str = "<name omitted>";
+
+impl Module {
+    /// A module with only its identity.
+    pub fn header(identity: Identity) -> Module {
+        Module {
+            os: identity.os,
+            arch: identity.arch.to_string(),
+            debug_id: identity.debug_id,
+            code_id: identity.code_id,
+            name: identity.name,
+            header_only: true,
+            ..Default::default()
+        }
+    }
+
+    /// Builds the full model. `bias` is subtracted from every address (the load address,
+    /// or 0 to keep absolute addresses).
+    pub fn build(
+        identity: Identity,
+        dwarf: DwarfOutput,
+        symbols: Vec<Symbol>,
+        bias: u64,
+        warnings: &mut Warnings,
+    ) -> Module {
+        let mut m = Module::header(identity);
+        m.header_only = false;
+
+        // The first mangled symbol at each address.
+        let mut mangled_at: HashMap<u64, &str> = HashMap::new();
+        for s in symbols.iter().filter(|s| s.mangled) {
+            mangled_at.entry(s.address).or_insert(&s.name);
+        }
+        // Names of all symbols at each address, first (symbol-table order) first.
+        let mut by_address: HashMap<u64, Vec<&str>> = HashMap::new();
+        for s in &symbols {
+            let names = by_address.entry(s.address).or_default();
+            if !names.contains(&s.name.as_str()) {
+                names.push(&s.name);
+            }
+        }
+
+        let mut funcs = dwarf.functions;
+        // Stable: of several functions at one address the first in DWARF order wins,
+        // which is also the one llvm-symbolizer reports.
+        funcs.sort_by_key(|f| f.start);
+        let mut used_files = vec![false; dwarf.files.len()];
+        let mut used_origins = vec![false; dwarf.origins.len()];
+        let mut kept: Vec<Function> = Vec::with_capacity(funcs.len());
+        let mut overlaps = 0usize;
+        let mut i = 0;
+        while i < funcs.len() {
+            let mut j = i + 1;
+            while j < funcs.len() && funcs[j].start == funcs[i].start {
+                j += 1;
+            }
+            let f = std::mem::take(&mut funcs[i].lines);
+            let first = &funcs[i];
+            let sym_names = by_address.get(&first.start).map(Vec::as_slice).unwrap_or(&[]);
+            let mut distinct: Vec<&str> =
+                funcs[i..j].iter().filter_map(|f| f.name.as_deref()).collect();
+            distinct.extend(sym_names.iter().copied());
+            distinct.sort_unstable();
+            distinct.dedup();
+            // Several names for the same code: identical code folding or aliases.
+            let multiple = distinct.len() > 1;
+            if let Some(prev) = kept.last() {
+                if first.start.wrapping_sub(bias) < prev.address + prev.size {
+                    overlaps += 1;
+                    i = j;
+                    continue;
+                }
+            }
+            let name = match &first.name {
+                Some(n) if first.name_from_linkage => n.clone(),
+                // GCC gives no linkage name to functions in anonymous namespaces: the name
+                // built from the DIE tree lacks the parameter list every other C++ FUNC
+                // has. The mangled symbol at the same address has it.
+                Some(n) => mangled_at
+                    .get(&first.start)
+                    .map_or_else(|| n.clone(), |s| strip_clone_suffixes(s).to_string()),
+                None => sym_names
+                    .first()
+                    .map_or_else(|| NAME_OMITTED.to_string(), |s| s.to_string()),
+            };
+            let lines: Vec<Line> = f
+                .into_iter()
+                .map(|l| {
+                    used_files[l.file as usize] = true;
+                    Line {
+                        address: l.address.wrapping_sub(bias),
+                        size: l.size,
+                        line: l.line,
+                        file: l.file,
+                    }
+                })
+                .collect();
+            let inlines: Vec<Inline> = first
+                .inlines
+                .iter()
+                .map(|s| {
+                    used_files[s.call_file as usize] = true;
+                    used_origins[s.origin] = true;
+                    Inline {
+                        depth: s.depth,
+                        call_line: s.call_line,
+                        call_file: s.call_file,
+                        origin: s.origin as u32,
+                        ranges: s.ranges.iter().map(|&(a, b)| (a.wrapping_sub(bias), b - a)).collect(),
+                    }
+                })
+                .collect();
+            kept.push(Function {
+                address: first.start.wrapping_sub(bias),
+                size: first.end - first.start,
+                name,
+                multiple,
+                lines,
+                inlines,
+            });
+            i = j;
+        }
+        if overlaps > 0 {
+            warnings.push(format!(
+                "{overlaps} functions overlap an earlier function and were left out"
+            ));
+        }
+
+        // FILE and INLINE_ORIGIN ids: dense, in sorted name order, so that the output
+        // does not depend on the order units were read in.
+        let file_map = renumber(&dwarf.files, &used_files, &mut m.files);
+        let origin_map = renumber(&dwarf.origins, &used_origins, &mut m.origins);
+        for f in &mut kept {
+            for l in &mut f.lines {
+                l.file = file_map[l.file as usize];
+            }
+            for s in &mut f.inlines {
+                s.call_file = file_map[s.call_file as usize];
+                s.origin = origin_map[s.origin as usize];
+            }
+        }
+
+        // PUBLIC: the first symbol at each address not covered by a function.
+        let mut seen = std::collections::HashSet::new();
+        for s in &symbols {
+            let addr = s.address.wrapping_sub(bias);
+            if !seen.insert(s.address) || covered(&kept, addr) {
+                continue;
+            }
+            let multiple = by_address.get(&s.address).is_some_and(|v| v.len() > 1);
+            m.publics.push(Public {
+                address: addr,
+                name: s.name.clone(),
+                multiple,
+            });
+        }
+        // By address, for the same order on every run and the order readers expect.
+        m.publics.sort_by_key(|p| p.address);
+        m.functions = kept;
+        m
+    }
+}
+
+/// `f(int) [clone .constprop.0] [clone .cold]` -> `f(int)`: the symbol of a GCC clone
+/// names a part of the source function, and FUNC names the source function.
+fn strip_clone_suffixes(name: &str) -> &str {
+    let mut name = name;
+    while let Some(rest) = name.strip_suffix(']') {
+        match rest.rfind(" [clone .") {
+            Some(i) => name = &name[..i],
+            None => break,
+        }
+    }
+    name
+}
+
+fn covered(funcs: &[Function], addr: u64) -> bool {
+    let i = funcs.partition_point(|f| f.address <= addr);
+    i > 0 && addr < funcs[i - 1].address + funcs[i - 1].size
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clone_suffixes() {
+        assert_eq!(strip_clone_suffixes("f(int) [clone .constprop.0] [clone .cold]"), "f(int)");
+        assert_eq!(strip_clone_suffixes("f(int)"), "f(int)");
+        assert_eq!(strip_clone_suffixes("a[3]"), "a[3]");
+    }
+}
+
+/// Keeps the used entries of `names`, sorted, in `out`; returns old id -> new id.
+fn renumber(names: &[String], used: &[bool], out: &mut Vec<String>) -> Vec<u32> {
+    let mut ids: Vec<usize> = (0..names.len()).filter(|&i| used[i]).collect();
+    ids.sort_by(|&a, &b| names[a].cmp(&names[b]));
+    let mut map = vec![u32::MAX; names.len()];
+    for (new, &old) in ids.iter().enumerate() {
+        map[old] = new as u32;
+        out.push(names[old].clone());
+    }
+    map
+}

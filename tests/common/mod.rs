@@ -1,0 +1,262 @@
+//! Shared test helpers: a strict reader for Breakpad symbol files, a symbolizer over it,
+//! and access to the fixtures.
+#![allow(dead_code)]
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+/// A parsed `.sym` file.
+#[derive(Debug, Default)]
+pub struct SymFile {
+    pub module: String,
+    pub info: Vec<String>,
+    pub files: HashMap<u32, String>,
+    pub origins: HashMap<u32, String>,
+    pub funcs: Vec<Func>,
+    pub publics: Vec<(u64, String, bool)>,
+    pub cfi_lines: usize,
+}
+
+#[derive(Debug, Default, Clone)]
+pub struct Func {
+    pub address: u64,
+    pub size: u64,
+    pub name: String,
+    pub multiple: bool,
+    pub lines: Vec<(u64, u64, u32, u32)>,
+    /// (depth, call line, call file, origin, ranges)
+    pub inlines: Vec<(u32, u32, u32, u32, Vec<(u64, u64)>)>,
+}
+
+fn hex(s: &str, line: &str) -> u64 {
+    u64::from_str_radix(s, 16).unwrap_or_else(|_| panic!("bad hex {s:?} in {line:?}"))
+}
+
+fn dec(s: &str, line: &str) -> u32 {
+    s.parse().unwrap_or_else(|_| panic!("bad decimal {s:?} in {line:?}"))
+}
+
+/// Parses a symbol file and checks the invariants of the format that readers rely on:
+/// record order, sorted non-overlapping FUNCs, lines inside their function and not
+/// overlapping, INLINE nesting and ranges inside the parent, FILE and INLINE_ORIGIN ids
+/// that exist, lowercase hex, no empty names.
+pub fn parse(text: &str) -> SymFile {
+    let mut sym = SymFile::default();
+    let mut lines = text.lines();
+    let first = lines.next().expect("empty symbol file");
+    assert!(first.starts_with("MODULE "), "first record is not MODULE: {first}");
+    sym.module = first.to_string();
+    let mut stage = 0; // 0 header, 1 FILE, 2 INLINE_ORIGIN, 3 FUNC, 4 PUBLIC, 5 STACK
+    for line in lines {
+        assert!(!line.ends_with(' ') && !line.is_empty(), "blank or trailing space: {line:?}");
+        let mut parts = line.splitn(2, ' ');
+        let kind = parts.next().unwrap();
+        let rest = parts.next().unwrap_or("");
+        let advance = |stage: &mut i32, to: i32| {
+            assert!(*stage <= to, "record out of order: {line}");
+            *stage = to;
+        };
+        match kind {
+            "INFO" => {
+                assert_eq!(stage, 0, "INFO after other records");
+                sym.info.push(rest.to_string());
+            }
+            "FILE" => {
+                advance(&mut stage, 1);
+                let (id, name) = rest.split_once(' ').expect("FILE without name");
+                let id = dec(id, line);
+                assert_eq!(id as usize, sym.files.len(), "FILE ids not dense: {line}");
+                assert!(!name.trim().is_empty());
+                sym.files.insert(id, name.to_string());
+            }
+            "INLINE_ORIGIN" => {
+                advance(&mut stage, 2);
+                let (id, name) = rest.split_once(' ').expect("INLINE_ORIGIN without name");
+                let id = dec(id, line);
+                assert_eq!(id as usize, sym.origins.len(), "INLINE_ORIGIN ids not dense");
+                sym.origins.insert(id, name.to_string());
+            }
+            "FUNC" => {
+                advance(&mut stage, 3);
+                let (multiple, rest) = match rest.strip_prefix("m ") {
+                    Some(r) => (true, r),
+                    None => (false, rest),
+                };
+                let f: Vec<&str> = rest.splitn(4, ' ').collect();
+                assert_eq!(f.len(), 4, "short FUNC: {line}");
+                let func = Func {
+                    address: hex(f[0], line),
+                    size: hex(f[1], line),
+                    name: f[3].to_string(),
+                    multiple,
+                    ..Default::default()
+                };
+                assert!(func.size > 0, "empty FUNC: {line}");
+                assert!(!func.name.trim().is_empty(), "unnamed FUNC: {line}");
+                if let Some(prev) = sym.funcs.last() {
+                    assert!(prev.address + prev.size <= func.address, "FUNCs overlap or unsorted at {line}");
+                }
+                sym.funcs.push(func);
+            }
+            "INLINE" => {
+                assert_eq!(stage, 3, "INLINE outside FUNC");
+                let f: Vec<&str> = rest.split(' ').collect();
+                assert!(f.len() >= 6 && f.len() % 2 == 0, "bad INLINE: {line}");
+                let ranges: Vec<(u64, u64)> = f[4..].chunks(2).map(|c| (hex(c[0], line), hex(c[1], line))).collect();
+                let (depth, cl, cf, origin) = (dec(f[0], line), dec(f[1], line), dec(f[2], line), dec(f[3], line));
+                assert!(sym.files.contains_key(&cf), "INLINE names unknown file: {line}");
+                assert!(sym.origins.contains_key(&origin), "INLINE names unknown origin: {line}");
+                let func = sym.funcs.last_mut().unwrap();
+                // Nesting: depth 0, or one deeper than some earlier record at depth-1
+                // whose ranges contain these.
+                let parent: Vec<(u64, u64)> = if depth == 0 {
+                    vec![(func.address, func.size)]
+                } else {
+                    func.inlines
+                        .iter()
+                        .rev()
+                        .find(|i| i.0 + 1 == depth)
+                        .unwrap_or_else(|| panic!("INLINE without parent: {line}"))
+                        .4
+                        .clone()
+                };
+                for &(a, s) in &ranges {
+                    assert!(s > 0, "empty INLINE range: {line}");
+                    assert!(
+                        parent.iter().any(|&(pa, ps)| pa <= a && a + s <= pa + ps),
+                        "INLINE range outside its parent: {line}"
+                    );
+                }
+                func.inlines.push((depth, cl, cf, origin, ranges));
+            }
+            "PUBLIC" => {
+                advance(&mut stage, 4);
+                let (multiple, rest) = match rest.strip_prefix("m ") {
+                    Some(r) => (true, r),
+                    None => (false, rest),
+                };
+                let f: Vec<&str> = rest.splitn(3, ' ').collect();
+                assert_eq!(f.len(), 3, "short PUBLIC: {line}");
+                sym.publics.push((hex(f[0], line), f[2].to_string(), multiple));
+            }
+            "STACK" => {
+                advance(&mut stage, 5);
+                sym.cfi_lines += 1;
+            }
+            _ => {
+                assert_eq!(stage, 3, "line record outside FUNC: {line}");
+                let f: Vec<&str> = line.split(' ').collect();
+                assert_eq!(f.len(), 4, "bad line record: {line}");
+                assert_eq!(f[0], f[0].to_lowercase(), "uppercase hex: {line}");
+                let (a, s, l, file) = (hex(f[0], line), hex(f[1], line), dec(f[2], line), dec(f[3], line));
+                assert!(sym.files.contains_key(&file), "line names unknown file: {line}");
+                let func = sym.funcs.last_mut().unwrap();
+                assert!(s > 0 && func.address <= a && a + s <= func.address + func.size, "line outside its FUNC: {line}");
+                if let Some(prev) = func.lines.last() {
+                    assert!(prev.0 + prev.1 <= a, "line records overlap or unsorted: {line}");
+                }
+                func.lines.push((a, s, l, file));
+            }
+        }
+    }
+    sym
+}
+
+/// What a symbol file says about one address.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Answer {
+    pub function: String,
+    pub location: Option<(String, u32)>,
+    /// Inlined calls, outermost first: (inlined function, call file, call line).
+    pub inlines: Vec<(String, String, u32)>,
+}
+
+impl SymFile {
+    pub fn lookup(&self, addr: u64) -> Option<Answer> {
+        let i = self.funcs.partition_point(|f| f.address <= addr);
+        let f = self.funcs.get(i.checked_sub(1)?)?;
+        if addr >= f.address + f.size {
+            return None;
+        }
+        let location = f
+            .lines
+            .iter()
+            .find(|l| l.0 <= addr && addr < l.0 + l.1)
+            .map(|l| (self.files[&l.3].clone(), l.2));
+        let mut inlines = Vec::new();
+        for inl in &f.inlines {
+            if inl.0 as usize == inlines.len() && inl.4.iter().any(|&(a, s)| a <= addr && addr < a + s) {
+                inlines.push((self.origins[&inl.3].clone(), self.files[&inl.2].clone(), inl.1));
+            }
+        }
+        Some(Answer {
+            function: f.name.clone(),
+            location,
+            inlines,
+        })
+    }
+}
+
+/// One frame of the oracle's answer: function, file, line.
+pub type Frame = (String, String, u32);
+
+/// One oracle row.
+pub struct OracleRow {
+    pub address: u64,
+    /// The outermost function as llvm-symbolizer names it with the symbol table.
+    pub symtab_name: String,
+    /// DWARF-only frames, innermost first.
+    pub frames: Vec<Frame>,
+}
+
+/// Reads an oracle file (format: fixtures/make-fixtures.sh).
+pub fn read_oracle(path: &Path) -> Vec<OracleRow> {
+    let text = std::fs::read_to_string(path).unwrap();
+    text.lines()
+        .filter(|l| !l.is_empty())
+        .map(|l| {
+            let cols: Vec<&str> = l.split('\t').collect();
+            let address = u64::from_str_radix(cols[0], 16).unwrap();
+            let n: usize = cols[2].parse().unwrap();
+            assert!(n > 0 && cols.len() == 3 + 3 * n, "bad oracle row {l}");
+            let frames = (0..n)
+                .map(|k| (cols[3 + 3 * k].to_string(), cols[4 + 3 * k].to_string(), cols[5 + 3 * k].parse().unwrap()))
+                .collect();
+            OracleRow {
+                address,
+                symtab_name: cols[1].to_string(),
+                frames,
+            }
+        })
+        .collect()
+}
+
+pub fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures")
+}
+
+/// Every fixture binary, as (arch, name, path), sorted.
+pub fn fixture_binaries() -> Vec<(String, String, PathBuf)> {
+    let mut out = Vec::new();
+    for arch in std::fs::read_dir(fixtures().join("bin")).unwrap() {
+        let arch = arch.unwrap();
+        for bin in std::fs::read_dir(arch.path()).unwrap() {
+            let bin = bin.unwrap();
+            out.push((
+                arch.file_name().to_string_lossy().into_owned(),
+                bin.file_name().to_string_lossy().into_owned(),
+                bin.path(),
+            ));
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Dumps `path` with the library and returns the text.
+pub fn dump_text(path: &Path, opts: &dumpsyms::Options) -> String {
+    let d = dumpsyms::dump(path, opts).unwrap_or_else(|e| panic!("{e}"));
+    let mut buf = Vec::new();
+    dumpsyms::write_module(&d.module, &mut buf).unwrap();
+    String::from_utf8(buf).unwrap()
+}

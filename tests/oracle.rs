@@ -1,0 +1,193 @@
+//! Every fixture's symbol file answers like llvm-symbolizer: the outermost function, the
+//! innermost file and line, and the chain of inlined calls with their call sites, at
+//! every line-table address the fixture script recorded.
+
+mod common;
+
+use common::*;
+
+/// Agreement required on each measure for each fixture.
+const REQUIRED: f64 = 0.99;
+
+#[derive(Default)]
+struct Score {
+    total: usize,
+    function: usize,
+    line: usize,
+    inline: usize,
+    tolerated: usize,
+    misses: Vec<String>,
+}
+
+/// How our name compares with the oracle's.
+#[derive(PartialEq)]
+enum NameMatch {
+    Same,
+    /// Tolerated: where DWARF has no `DW_AT_linkage_name` (GCC leaves it out for
+    /// functions in anonymous namespaces and for abstract instances of templates),
+    /// llvm-symbolizer prints the bare `DW_AT_name` (`sort<int*, ...>`), while we print
+    /// the qualified name (`std::sort<int*, ...>`), as Breakpad does, or the demangled
+    /// symbol with its parameter list. The oracle's name must still be our name's last
+    /// component.
+    Qualified,
+    Different,
+}
+
+fn compare_names(ours: &str, oracle: &str) -> NameMatch {
+    // The demanglers space nested template closers differently (`> >` and `>>`).
+    let (ours, oracle) = (ours.replace("> >", ">>"), oracle.replace("> >", ">>"));
+    if ours == oracle {
+        return NameMatch::Same;
+    }
+    let qualified = ours.ends_with(&format!("::{oracle}"))
+        || ours.starts_with(&format!("{oracle}("))
+        || ours.contains(&format!("::{oracle}("))
+        || ours.contains(&format!(" {oracle}("));
+    if qualified {
+        NameMatch::Qualified
+    } else {
+        NameMatch::Different
+    }
+}
+
+/// GCC's clone suffixes as the symbol table has them (`main.cold`,
+/// `report_error.constprop.0`) and as c++filt demangles them (`f(int) [clone .cold]`):
+/// they name a part of the source function, which is what we name.
+fn strip_clone_suffix(name: &str) -> &str {
+    let mut name = name;
+    loop {
+        let before = name;
+        if let Some(i) = name.rfind(" [clone .") {
+            if name.ends_with(']') {
+                name = &name[..i];
+            }
+        }
+        for suffix in [".cold", ".constprop.", ".isra.", ".part.", ".lto_priv."] {
+            if let Some(i) = name.rfind(suffix) {
+                let rest = &name[i + suffix.len()..];
+                if rest.chars().all(|c| c.is_ascii_digit()) {
+                    name = &name[..i];
+                }
+            }
+        }
+        if name == before {
+            return name;
+        }
+    }
+}
+
+fn score(sym: &SymFile, oracle: &[OracleRow]) -> Score {
+    let mut s = Score::default();
+    for row in oracle {
+        let (addr, frames) = (&row.address, &row.frames);
+        s.total += 1;
+        let Some(ans) = sym.lookup(*addr) else {
+            s.misses.push(format!("{addr:#x}: no FUNC; oracle says {frames:?}"));
+            continue;
+        };
+        let outer = frames.last().unwrap();
+        let mut m = compare_names(&ans.function, &outer.0);
+        if m == NameMatch::Different && ans.function.replace("> >", ">>") == strip_clone_suffix(&row.symtab_name).replace("> >", ">>") {
+            // Where DWARF has no linkage name we take the symbol's name, as
+            // llvm-symbolizer does by default.
+            m = NameMatch::Same;
+        }
+        if m != NameMatch::Different {
+            s.function += 1;
+            s.tolerated += usize::from(m == NameMatch::Qualified);
+        } else {
+            s.misses.push(format!("{addr:#x}: function {:?}, oracle {:?}", ans.function, outer.0));
+        }
+        let inner = &frames[0];
+        let line_ok = if inner.2 == 0 {
+            // The compiler attributes this code to no line; we write no line record.
+            ans.location.is_none()
+        } else {
+            ans.location.as_ref() == Some(&(inner.1.clone(), inner.2))
+        };
+        if line_ok {
+            s.line += 1;
+        } else {
+            s.misses.push(format!("{addr:#x}: location {:?}, oracle {:?}", ans.location, (&inner.1, inner.2)));
+        }
+        // Oracle frames innermost first: frame k is inlined into frame k+1, at frame
+        // k+1's location.
+        let n = frames.len();
+        let expected: Vec<(String, String, u32)> = (0..n - 1)
+            .rev()
+            .map(|k| (frames[k].0.clone(), frames[k + 1].1.clone(), frames[k + 1].2))
+            .collect();
+        let mut qualified = false;
+        let inline_ok = expected.len() == ans.inlines.len()
+            && expected.iter().zip(&ans.inlines).all(|(e, a)| {
+                let m = compare_names(&a.0, &e.0);
+                qualified |= m == NameMatch::Qualified;
+                m != NameMatch::Different && e.1 == a.1 && e.2 == a.2
+            });
+        if inline_ok {
+            s.inline += 1;
+            s.tolerated += usize::from(qualified);
+        } else {
+            s.misses.push(format!("{addr:#x}: inlines {:?}, oracle {:?}", ans.inlines, expected));
+        }
+    }
+    s
+}
+
+#[test]
+fn clone_suffixes_are_stripped() {
+    assert_eq!(strip_clone_suffix("main.cold"), "main");
+    assert_eq!(strip_clone_suffix("report_error.constprop.0"), "report_error");
+    assert_eq!(strip_clone_suffix("f(int) [clone .constprop.0] [clone .cold]"), "f(int)");
+    assert_eq!(strip_clone_suffix("g.isra.0.cold"), "g");
+    assert_eq!(strip_clone_suffix("coldness"), "coldness");
+}
+
+#[test]
+fn name_comparison_tolerates_only_qualification() {
+    assert!(compare_names("std::sort<int*>", "sort<int*>") == NameMatch::Qualified);
+    assert!(compare_names("(anonymous namespace)::ack(int, int)", "ack") == NameMatch::Qualified);
+    assert!(compare_names("int acc<int>(int const*, int)", "acc<int>") == NameMatch::Qualified);
+    assert!(compare_names("foo(int)", "foo(int)") == NameMatch::Same);
+    assert!(compare_names("std::vector<a<b> >", "std::vector<a<b>>") == NameMatch::Same);
+    assert!(compare_names("barfoo", "foo") == NameMatch::Different);
+    assert!(compare_names("main", "main.cold") == NameMatch::Different);
+}
+
+#[test]
+fn fixtures_agree_with_llvm_symbolizer() {
+    let opts = dumpsyms::Options {
+        inlines: true,
+        ..Default::default()
+    };
+    let mut failures = Vec::new();
+    let bins = fixture_binaries();
+    assert!(bins.len() >= 48, "fixtures missing: {}", bins.len());
+    println!(
+        "{:<34} {:>6} {:>9} {:>9} {:>9} {:>10}",
+        "fixture", "addrs", "function", "line", "inline", "qualified"
+    );
+    for (arch, name, path) in bins {
+        let oracle = read_oracle(&fixtures().join("oracle").join(&arch).join(format!("{name}.tsv")));
+        assert!(oracle.len() > 100, "{arch}/{name}: oracle too small");
+        let sym = parse(&dump_text(&path, &opts));
+        let s = score(&sym, &oracle);
+        let pct = |n: usize| n as f64 / s.total as f64;
+        println!(
+            "{:<34} {:>6} {:>8.2}% {:>8.2}% {:>8.2}% {:>10}",
+            format!("{arch}/{name}"),
+            s.total,
+            100.0 * pct(s.function),
+            100.0 * pct(s.line),
+            100.0 * pct(s.inline),
+            s.tolerated
+        );
+        for m in s.misses.iter().take(8) {
+            println!("    {m}");
+        }
+        if pct(s.function) < REQUIRED || pct(s.line) < REQUIRED || pct(s.inline) < REQUIRED {
+            failures.push(format!("{arch}/{name}"));
+        }
+    }
+    assert!(failures.is_empty(), "below {REQUIRED} agreement: {failures:?}");
+}
