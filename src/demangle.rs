@@ -13,10 +13,10 @@ pub enum Lang {
 /// the parameter list, like Breakpad's dumper). Names that are not mangled, or that no
 /// demangler accepts, come back unchanged.
 pub fn demangle(raw: &str, lang: Lang) -> String {
-    if raw.starts_with("_R") || (raw.starts_with("_ZN") && lang == Lang::Rust) {
-        if let Ok(d) = rustc_demangle::try_demangle(raw) {
-            return format!("{d:#}");
-        }
+    if (raw.starts_with("_R") || (raw.starts_with("_ZN") && lang == Lang::Rust))
+        && let Ok(d) = rustc_demangle::try_demangle(raw)
+    {
+        return format!("{d:#}");
     }
     if raw.starts_with("_ZN") {
         // A legacy Rust symbol from a CU of unknown language, such as a symbol-table
@@ -29,12 +29,11 @@ pub fn demangle(raw: &str, lang: Lang) -> String {
             }
         }
     }
-    if raw.starts_with("_Z") {
-        if let Ok(sym) = cpp_demangle::Symbol::new(raw.as_bytes()) {
-            if let Ok(s) = sym.demangle() {
-                return s;
-            }
-        }
+    if raw.starts_with("_Z")
+        && let Ok(sym) = cpp_demangle::Symbol::new(raw.as_bytes())
+        && let Ok(s) = sym.demangle()
+    {
+        return s;
     }
     raw.to_string()
 }
@@ -58,7 +57,10 @@ mod tests {
     fn cpp_names_keep_parameters() {
         assert_eq!(demangle("_ZN2ns3fooEi", Lang::Other), "ns::foo(int)");
         assert_eq!(demangle("_Z3barv", Lang::Other), "bar()");
-        assert_eq!(demangle("_Z3fooi.cold", Lang::Other), "foo(int) [clone .cold]");
+        assert_eq!(
+            demangle("_Z3fooi.cold", Lang::Other),
+            "foo(int) [clone .cold]"
+        );
     }
 
     #[test]

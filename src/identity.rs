@@ -39,7 +39,9 @@ impl Layout {
         if self.code_spans.is_empty() {
             return Some(u64::MAX);
         }
-        let i = self.code_spans.partition_point(|&(start, _)| start <= address);
+        let i = self
+            .code_spans
+            .partition_point(|&(start, _)| start <= address);
         let (start, end) = *self.code_spans.get(i.checked_sub(1)?)?;
         (start <= address && address < end).then_some(end)
     }
@@ -209,16 +211,16 @@ mod tests {
     #[test]
     fn debug_id_swaps_guid_fields_for_little_endian() {
         let id: Vec<u8> = (0u8..20).collect();
-        assert_eq!(
-            debug_id(&id, false),
-            "030201000504070608090A0B0C0D0E0F0"
-        );
+        assert_eq!(debug_id(&id, false), "030201000504070608090A0B0C0D0E0F0");
         assert_eq!(debug_id(&id, true), "000102030405060708090A0B0C0D0E0F0");
     }
 
     #[test]
     fn short_build_id_is_zero_padded() {
-        assert_eq!(debug_id(&[0xab, 0xcd], true), "ABCD00000000000000000000000000000");
+        assert_eq!(
+            debug_id(&[0xab, 0xcd], true),
+            "ABCD00000000000000000000000000000"
+        );
     }
 
     #[test]

@@ -28,7 +28,10 @@ impl Input {
         let file = File::open(path).map_err(io)?;
         let meta = file.metadata().map_err(io)?;
         if meta.is_dir() {
-            return Err(Error::new(path, ErrorKind::NotObject("is a directory".into())));
+            return Err(Error::new(
+                path,
+                ErrorKind::NotObject("is a directory".into()),
+            ));
         }
         if meta.len() == 0 {
             return Err(Error::new(path, ErrorKind::NotObject("empty file".into())));
@@ -84,8 +87,15 @@ impl<'a> Object<'a> {
                 ));
             }
         }
-        let file = object::File::parse(data)
-            .map_err(|e| Error::new(path, ErrorKind::Corrupt(format!("bad ELF headers: {e}"))))?;
+        let file = object::File::parse(data).map_err(|e| {
+            Error::new(
+                path,
+                ErrorKind::Corrupt(format!(
+                    "bad ELF headers ({e}); is the file truncated? it has {} bytes",
+                    data.len()
+                )),
+            )
+        })?;
         if file.kind() == object::ObjectKind::Relocatable {
             return Err(Error::new(
                 path,

@@ -84,11 +84,11 @@ fn main() -> ExitCode {
         cross_unit_refs: !cli.no_cross_unit_refs,
         debug_dirs,
     };
-    if let Some(id) = &opts.debug_id {
-        if id.is_empty() || id.contains(char::is_whitespace) {
-            eprintln!("dumpsyms: error: -b: a debug id cannot be empty or contain spaces");
-            return ExitCode::from(2);
-        }
+    if let Some(id) = &opts.debug_id
+        && (id.is_empty() || id.contains(char::is_whitespace))
+    {
+        eprintln!("dumpsyms: error: -b: a debug id cannot be empty or contain spaces");
+        return ExitCode::from(2);
     }
     let mut pool = rayon::ThreadPoolBuilder::new();
     if let Some(n) = cli.jobs {
@@ -151,7 +151,8 @@ fn run_one(cli: &Cli, opts: &Options, input: &Path) -> Result<(), Failure> {
     };
     match target {
         Some(path) => {
-            let fail = |e: io::Error| Failure::Message(format!("{}: cannot write: {e}", path.display()));
+            let fail =
+                |e: io::Error| Failure::Message(format!("{}: cannot write: {e}", path.display()));
             let mut file = AtomicFile::create(&path).map_err(fail)?;
             write_module(module, file.writer()).map_err(fail)?;
             file.commit().map_err(fail)?;

@@ -129,20 +129,26 @@ impl Module {
             }
             let f = std::mem::take(&mut funcs[i].lines);
             let first = &funcs[i];
-            let sym_names = by_address.get(&first.start).map(Vec::as_slice).unwrap_or(&[]);
-            let mut distinct: Vec<&str> =
-                funcs[i..j].iter().filter_map(|f| f.name.as_deref()).collect();
-            distinct.extend(sym_names.iter().copied());
-            distinct.sort_unstable();
-            distinct.dedup();
-            // Several names for the same code: identical code folding or aliases.
-            let multiple = distinct.len() > 1;
-            if let Some(prev) = kept.last() {
-                if first.start.wrapping_sub(bias) < prev.address + prev.size {
-                    overlaps += 1;
-                    i = j;
-                    continue;
-                }
+            let sym_names = by_address
+                .get(&first.start)
+                .map(Vec::as_slice)
+                .unwrap_or(&[]);
+            let mut dwarf_names: Vec<&str> = funcs[i..j]
+                .iter()
+                .filter_map(|f| f.name.as_deref())
+                .collect();
+            dwarf_names.sort_unstable();
+            dwarf_names.dedup();
+            // Several names for the same code (identical code folding, aliases), counted
+            // within one source: a DWARF name and the symbol of a GCC clone
+            // (`f` and `f.constprop.0`) are one function.
+            let multiple = dwarf_names.len() > 1 || sym_names.len() > 1;
+            if let Some(prev) = kept.last()
+                && first.start.wrapping_sub(bias) < prev.address + prev.size
+            {
+                overlaps += 1;
+                i = j;
+                continue;
             }
             let name = match &first.name {
                 Some(n) if first.name_from_linkage => n.clone(),
@@ -179,7 +185,11 @@ impl Module {
                         call_line: s.call_line,
                         call_file: s.call_file,
                         origin: s.origin as u32,
-                        ranges: s.ranges.iter().map(|&(a, b)| (a.wrapping_sub(bias), b - a)).collect(),
+                        ranges: s
+                            .ranges
+                            .iter()
+                            .map(|&(a, b)| (a.wrapping_sub(bias), b - a))
+                            .collect(),
                     }
                 })
                 .collect();
@@ -252,18 +262,6 @@ fn covered(funcs: &[Function], addr: u64) -> bool {
     i > 0 && addr < funcs[i - 1].address + funcs[i - 1].size
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn clone_suffixes() {
-        assert_eq!(strip_clone_suffixes("f(int) [clone .constprop.0] [clone .cold]"), "f(int)");
-        assert_eq!(strip_clone_suffixes("f(int)"), "f(int)");
-        assert_eq!(strip_clone_suffixes("a[3]"), "a[3]");
-    }
-}
-
 /// Keeps the used entries of `names`, sorted, in `out`; returns old id -> new id.
 fn renumber(names: &[String], used: &[bool], out: &mut Vec<String>) -> Vec<u32> {
     let mut ids: Vec<usize> = (0..names.len()).filter(|&i| used[i]).collect();
@@ -274,4 +272,19 @@ fn renumber(names: &[String], used: &[bool], out: &mut Vec<String>) -> Vec<u32> 
         out.push(names[old].clone());
     }
     map
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clone_suffixes() {
+        assert_eq!(
+            strip_clone_suffixes("f(int) [clone .constprop.0] [clone .cold]"),
+            "f(int)"
+        );
+        assert_eq!(strip_clone_suffixes("f(int)"), "f(int)");
+        assert_eq!(strip_clone_suffixes("a[3]"), "a[3]");
+    }
 }

@@ -20,9 +20,9 @@ impl AtomicFile {
             _ => PathBuf::from("."),
         };
         fs::create_dir_all(&dir)?;
-        let name = target
-            .file_name()
-            .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "output path has no file name"))?;
+        let name = target.file_name().ok_or_else(|| {
+            io::Error::new(io::ErrorKind::InvalidInput, "output path has no file name")
+        })?;
         // The same directory, so that the final rename cannot cross file systems.
         let mut n = 0u32;
         loop {
@@ -31,7 +31,11 @@ impl AtomicFile {
                 name.to_string_lossy(),
                 std::process::id()
             ));
-            match fs::OpenOptions::new().write(true).create_new(true).open(&temp) {
+            match fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&temp)
+            {
                 Ok(file) => {
                     return Ok(AtomicFile {
                         target: target.to_path_buf(),
@@ -47,7 +51,9 @@ impl AtomicFile {
 
     /// The writer for the contents.
     pub fn writer(&mut self) -> &mut dyn Write {
-        self.writer.as_mut().expect("writer is present until commit")
+        self.writer
+            .as_mut()
+            .expect("writer is present until commit")
     }
 
     /// Flushes, syncs and renames the file into place.

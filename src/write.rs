@@ -25,7 +25,13 @@ pub fn write_module(m: &Module, w: &mut dyn Write) -> io::Result<()> {
     for (i, o) in m.origins.iter().enumerate() {
         writeln!(w, "INLINE_ORIGIN {i} {o}")?;
     }
-    let flag = |multiple: bool| if multiple && m.write_multiple { "m " } else { "" };
+    let flag = |multiple: bool| {
+        if multiple && m.write_multiple {
+            "m "
+        } else {
+            ""
+        }
+    };
     for f in &m.functions {
         writeln!(
             w,
@@ -36,7 +42,11 @@ pub fn write_module(m: &Module, w: &mut dyn Write) -> io::Result<()> {
             f.name
         )?;
         for s in &f.inlines {
-            write!(w, "INLINE {} {} {} {}", s.depth, s.call_line, s.call_file, s.origin)?;
+            write!(
+                w,
+                "INLINE {} {} {} {}",
+                s.depth, s.call_line, s.call_file, s.origin
+            )?;
             for (a, size) in &s.ranges {
                 write!(w, " {a:x} {size:x}")?;
             }

@@ -57,10 +57,10 @@ fn strip_clone_suffix(name: &str) -> &str {
     let mut name = name;
     loop {
         let before = name;
-        if let Some(i) = name.rfind(" [clone .") {
-            if name.ends_with(']') {
-                name = &name[..i];
-            }
+        if let Some(i) = name.rfind(" [clone .")
+            && name.ends_with(']')
+        {
+            name = &name[..i];
         }
         for suffix in [".cold", ".constprop.", ".isra.", ".part.", ".lto_priv."] {
             if let Some(i) = name.rfind(suffix) {
@@ -82,12 +82,16 @@ fn score(sym: &SymFile, oracle: &[OracleRow]) -> Score {
         let (addr, frames) = (&row.address, &row.frames);
         s.total += 1;
         let Some(ans) = sym.lookup(*addr) else {
-            s.misses.push(format!("{addr:#x}: no FUNC; oracle says {frames:?}"));
+            s.misses
+                .push(format!("{addr:#x}: no FUNC; oracle says {frames:?}"));
             continue;
         };
         let outer = frames.last().unwrap();
         let mut m = compare_names(&ans.function, &outer.0);
-        if m == NameMatch::Different && ans.function.replace("> >", ">>") == strip_clone_suffix(&row.symtab_name).replace("> >", ">>") {
+        if m == NameMatch::Different
+            && ans.function.replace("> >", ">>")
+                == strip_clone_suffix(&row.symtab_name).replace("> >", ">>")
+        {
             // Where DWARF has no linkage name we take the symbol's name, as
             // llvm-symbolizer does by default.
             m = NameMatch::Same;
@@ -96,7 +100,10 @@ fn score(sym: &SymFile, oracle: &[OracleRow]) -> Score {
             s.function += 1;
             s.tolerated += usize::from(m == NameMatch::Qualified);
         } else {
-            s.misses.push(format!("{addr:#x}: function {:?}, oracle {:?}", ans.function, outer.0));
+            s.misses.push(format!(
+                "{addr:#x}: function {:?}, oracle {:?}",
+                ans.function, outer.0
+            ));
         }
         let inner = &frames[0];
         let line_ok = if inner.2 == 0 {
@@ -108,14 +115,24 @@ fn score(sym: &SymFile, oracle: &[OracleRow]) -> Score {
         if line_ok {
             s.line += 1;
         } else {
-            s.misses.push(format!("{addr:#x}: location {:?}, oracle {:?}", ans.location, (&inner.1, inner.2)));
+            s.misses.push(format!(
+                "{addr:#x}: location {:?}, oracle {:?}",
+                ans.location,
+                (&inner.1, inner.2)
+            ));
         }
         // Oracle frames innermost first: frame k is inlined into frame k+1, at frame
         // k+1's location.
         let n = frames.len();
         let expected: Vec<(String, String, u32)> = (0..n - 1)
             .rev()
-            .map(|k| (frames[k].0.clone(), frames[k + 1].1.clone(), frames[k + 1].2))
+            .map(|k| {
+                (
+                    frames[k].0.clone(),
+                    frames[k + 1].1.clone(),
+                    frames[k + 1].2,
+                )
+            })
             .collect();
         let mut qualified = false;
         let inline_ok = expected.len() == ans.inlines.len()
@@ -128,7 +145,10 @@ fn score(sym: &SymFile, oracle: &[OracleRow]) -> Score {
             s.inline += 1;
             s.tolerated += usize::from(qualified);
         } else {
-            s.misses.push(format!("{addr:#x}: inlines {:?}, oracle {:?}", ans.inlines, expected));
+            s.misses.push(format!(
+                "{addr:#x}: inlines {:?}, oracle {:?}",
+                ans.inlines, expected
+            ));
         }
     }
     s
@@ -137,8 +157,14 @@ fn score(sym: &SymFile, oracle: &[OracleRow]) -> Score {
 #[test]
 fn clone_suffixes_are_stripped() {
     assert_eq!(strip_clone_suffix("main.cold"), "main");
-    assert_eq!(strip_clone_suffix("report_error.constprop.0"), "report_error");
-    assert_eq!(strip_clone_suffix("f(int) [clone .constprop.0] [clone .cold]"), "f(int)");
+    assert_eq!(
+        strip_clone_suffix("report_error.constprop.0"),
+        "report_error"
+    );
+    assert_eq!(
+        strip_clone_suffix("f(int) [clone .constprop.0] [clone .cold]"),
+        "f(int)"
+    );
     assert_eq!(strip_clone_suffix("g.isra.0.cold"), "g");
     assert_eq!(strip_clone_suffix("coldness"), "coldness");
 }
@@ -168,7 +194,12 @@ fn fixtures_agree_with_llvm_symbolizer() {
         "fixture", "addrs", "function", "line", "inline", "qualified"
     );
     for (arch, name, path) in bins {
-        let oracle = read_oracle(&fixtures().join("oracle").join(&arch).join(format!("{name}.tsv")));
+        let oracle = read_oracle(
+            &fixtures()
+                .join("oracle")
+                .join(&arch)
+                .join(format!("{name}.tsv")),
+        );
         assert!(oracle.len() > 100, "{arch}/{name}: oracle too small");
         let sym = parse(&dump_text(&path, &opts));
         let s = score(&sym, &oracle);
@@ -189,5 +220,8 @@ fn fixtures_agree_with_llvm_symbolizer() {
             failures.push(format!("{arch}/{name}"));
         }
     }
-    assert!(failures.is_empty(), "below {REQUIRED} agreement: {failures:?}");
+    assert!(
+        failures.is_empty(),
+        "below {REQUIRED} agreement: {failures:?}"
+    );
 }

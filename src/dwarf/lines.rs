@@ -39,7 +39,9 @@ pub(crate) fn rows(
                     flush_sequence(&sequence, row.address(), layout, &mut out);
                     sequence.clear();
                 } else {
-                    let line = row.line().map_or(0, |l| u32::try_from(l.get()).unwrap_or(0));
+                    let line = row
+                        .line()
+                        .map_or(0, |l| u32::try_from(l.get()).unwrap_or(0));
                     sequence.push((row.address(), line, row.file_index()));
                 }
             }
@@ -82,8 +84,9 @@ fn flush_sequence(seq: &[(u64, u32, u64)], end: u64, layout: &Layout, out: &mut 
     }
 }
 
-/// Sorts rows, clips overlaps (the earlier row keeps its range) and merges neighbours
-/// that say the same thing.
+/// Sorts rows, clips overlaps (the row that starts first keeps its range; overlaps
+/// only arise between sequences, from duplicated code) and merges neighbours that say
+/// the same thing.
 fn normalize(mut rows: Vec<RawRow>) -> Vec<RawRow> {
     // Stable, so that of two rows at one address the one from the earlier sequence wins.
     rows.sort_by_key(|r| r.address);
@@ -141,7 +144,12 @@ impl<'h, 'a> FileTable<'h, 'a> {
 
     /// The slot of line-program file `index`, creating it on first use. `None` when the
     /// index names no file.
-    pub(crate) fn slot(&mut self, dwarf: &gimli::Dwarf<R<'a>>, unit: &Unit<R<'a>>, index: u64) -> Option<u32> {
+    pub(crate) fn slot(
+        &mut self,
+        dwarf: &gimli::Dwarf<R<'a>>,
+        unit: &Unit<R<'a>>,
+        index: u64,
+    ) -> Option<u32> {
         if let Some(&s) = self.slots.get(&index) {
             return s;
         }
@@ -166,7 +174,12 @@ impl<'h, 'a> FileTable<'h, 'a> {
         (self.paths.len() - 1) as u32
     }
 
-    fn path_of(&self, dwarf: &gimli::Dwarf<R<'a>>, unit: &Unit<R<'a>>, index: u64) -> Option<String> {
+    fn path_of(
+        &self,
+        dwarf: &gimli::Dwarf<R<'a>>,
+        unit: &Unit<R<'a>>,
+        index: u64,
+    ) -> Option<String> {
         let header = self.header?;
         let file = header.file(index)?;
         let name = lossy(dwarf.attr_string(unit, file.path_name()).ok()?.slice());
@@ -235,13 +248,19 @@ mod tests {
         let rows = vec![
             row(0x20, 0x30, 5, 1),
             row(0x10, 0x20, 4, 1),
-            row(0x18, 0x28, 9, 1), // overlaps both earlier rows: only 0x30.. would remain, none does
-            row(0x30, 0x40, 5, 1), // same line as the row before: merged
+            row(0x18, 0x28, 9, 1), // starts inside 0x10..0x20: keeps 0x20..0x28
+            row(0x30, 0x40, 5, 1), // same line as the clipped 0x28..0x30 row: merged
             row(0x40, 0x48, 6, 2),
+            row(0x41, 0x44, 7, 2), // entirely inside an earlier row: dropped
         ];
         assert_eq!(
             normalize(rows),
-            vec![row(0x10, 0x20, 4, 1), row(0x20, 0x40, 5, 1), row(0x40, 0x48, 6, 2)]
+            vec![
+                row(0x10, 0x20, 4, 1),
+                row(0x20, 0x28, 9, 1),
+                row(0x28, 0x40, 5, 1),
+                row(0x40, 0x48, 6, 2)
+            ]
         );
     }
 
@@ -254,8 +273,16 @@ mod tests {
         let mut out = Vec::new();
         flush_sequence(&[(0, 3, 1), (8, 4, 1)], 0x10, &layout, &mut out);
         assert!(out.is_empty());
-        flush_sequence(&[(0x1000, 3, 1), (0x1008, 0, 1), (0x1010, 7, 1)], 0x1020, &layout, &mut out);
-        assert_eq!(out, vec![row(0x1000, 0x1008, 3, 1), row(0x1010, 0x1020, 7, 1)]);
+        flush_sequence(
+            &[(0x1000, 3, 1), (0x1008, 0, 1), (0x1010, 7, 1)],
+            0x1020,
+            &layout,
+            &mut out,
+        );
+        assert_eq!(
+            out,
+            vec![row(0x1000, 0x1008, 3, 1), row(0x1010, 0x1020, 7, 1)]
+        );
     }
 
     #[test]

@@ -62,7 +62,12 @@ pub struct DwarfOutput {
 }
 
 /// Reads the DWARF sections of `obj` and extracts every function with code.
-pub fn extract(obj: &Object, layout: &Layout, opts: DwarfOptions, warnings: &mut Warnings) -> DwarfOutput {
+pub fn extract(
+    obj: &Object,
+    layout: &Layout,
+    opts: DwarfOptions,
+    warnings: &mut Warnings,
+) -> DwarfOutput {
     let endian = if obj.is_big_endian() {
         RunTimeEndian::Big
     } else {
@@ -156,7 +161,8 @@ pub fn extract(obj: &Object, layout: &Layout, opts: DwarfOptions, warnings: &mut
             }
             for s in &mut p.inlines {
                 s.call_file = remap[s.call_file as usize];
-                let name = name_of(s.origin).map_or_else(|| "<name omitted>".to_string(), |n| n.0.clone());
+                let name =
+                    name_of(s.origin).map_or_else(|| "<name omitted>".to_string(), |n| n.0.clone());
                 s.origin = intern(&mut origin_ids, &mut out.origins, name) as usize;
             }
             let name = name_of(p.die);

@@ -59,7 +59,10 @@ pub(crate) struct DieIndex<'u, 'a> {
 
 impl<'a> DieIndex<'_, 'a> {
     fn lookup(&self, offset: usize) -> Option<(&UnitDies<'a>, usize)> {
-        let i = self.units.partition_point(|u| u.start <= offset).checked_sub(1)?;
+        let i = self
+            .units
+            .partition_point(|u| u.start <= offset)
+            .checked_sub(1)?;
         let unit = self.units[i];
         if offset >= unit.end {
             return None;
@@ -157,7 +160,11 @@ impl<'a> DieIndex<'_, 'a> {
         out
     }
 
-    fn parent_of<'s>(&'s self, unit: &'s UnitDies<'a>, i: usize) -> Option<(&'s UnitDies<'a>, usize)> {
+    fn parent_of<'s>(
+        &'s self,
+        unit: &'s UnitDies<'a>,
+        i: usize,
+    ) -> Option<(&'s UnitDies<'a>, usize)> {
         let p = unit.dies[i].parent;
         (p != NONE).then_some((unit, p as usize))
     }
@@ -167,7 +174,12 @@ impl<'a> DieIndex<'_, 'a> {
 mod tests {
     use super::*;
 
-    fn die(offset: usize, parent: u32, kind: ScopeKind, name: Option<&'static str>) -> DieInfo<'static> {
+    fn die(
+        offset: usize,
+        parent: u32,
+        kind: ScopeKind,
+        name: Option<&'static str>,
+    ) -> DieInfo<'static> {
         DieInfo {
             offset,
             parent,
@@ -219,7 +231,10 @@ mod tests {
             dies: vec![a, b, c, d],
         };
         let index = DieIndex { units: vec![&unit] };
-        assert_eq!(index.function_name(20).map(|n| n.name).as_deref(), Some("f"));
+        assert_eq!(
+            index.function_name(20).map(|n| n.name).as_deref(),
+            Some("f")
+        );
         assert_eq!(
             index.function_name(30),
             Some(ResolvedName {

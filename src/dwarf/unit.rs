@@ -105,7 +105,12 @@ pub(crate) fn process<'a>(
             return out;
         }
     };
-    if unit.dwo_id.is_some() && matches!(unit.header.type_(), gimli::UnitType::Skeleton(_) | gimli::UnitType::Compilation) {
+    if unit.dwo_id.is_some()
+        && matches!(
+            unit.header.type_(),
+            gimli::UnitType::Skeleton(_) | gimli::UnitType::Compilation
+        )
+    {
         out.warnings.push(format!(
             "compilation unit at {start:#x} is a split-DWARF skeleton; its functions are in a .dwo file, which is not read"
         ));
@@ -203,7 +208,8 @@ fn walk<'a>(
         while stack.last().is_some_and(|f| f.depth >= depth) {
             stack.pop();
         }
-        let (parent_scope, parent_ctx) = stack.last().map_or((NONE, Ctx::None), |f| (f.scope, f.ctx));
+        let (parent_scope, parent_ctx) =
+            stack.last().map_or((NONE, Ctx::None), |f| (f.scope, f.ctx));
         let mut scope = parent_scope;
         let mut ctx = parent_ctx;
         let offset = start + die_offset;
@@ -229,10 +235,11 @@ fn walk<'a>(
                     let ranges = die_ranges(cx, unit, &entry)?;
                     if !ranges.is_empty() {
                         let depth = parent_depth.map_or(0, |d| d + 1);
-                        let call_file = attr(&entry, constants::DW_AT_call_file).and_then(|v| match v {
-                            AttributeValue::FileIndex(i) => Some(i),
-                            other => other.udata_value(),
-                        });
+                        let call_file =
+                            attr(&entry, constants::DW_AT_call_file).and_then(|v| match v {
+                                AttributeValue::FileIndex(i) => Some(i),
+                                other => other.udata_value(),
+                            });
                         let call_line = attr(&entry, constants::DW_AT_call_line)
                             .and_then(|v| v.udata_value())
                             .and_then(|l| u32::try_from(l).ok())
@@ -255,7 +262,9 @@ fn walk<'a>(
                     _ => ScopeKind::Type,
                 };
                 let target = reference(cx, unit, start, &entry, constants::DW_AT_specification)
-                    .or_else(|| reference(cx, unit, start, &entry, constants::DW_AT_abstract_origin));
+                    .or_else(|| {
+                        reference(cx, unit, start, &entry, constants::DW_AT_abstract_origin)
+                    });
                 let linkage = string(cx, unit, &entry, constants::DW_AT_linkage_name)
                     .or_else(|| string(cx, unit, &entry, constants::DW_AT_MIPS_linkage_name));
                 dies.dies.push(DieInfo {
@@ -290,7 +299,11 @@ fn walk<'a>(
 }
 
 fn attr<'a>(entry: &DebuggingInformationEntry<R<'a>>, name: DwAt) -> Option<AttributeValue<R<'a>>> {
-    entry.attrs().iter().find(|a| a.name() == name).map(|a| a.value())
+    entry
+        .attrs()
+        .iter()
+        .find(|a| a.name() == name)
+        .map(|a| a.value())
 }
 
 fn string<'a>(
@@ -341,16 +354,16 @@ fn die_ranges(
                 raw.push((r.begin, r.end));
             }
         }
-    } else if let Some(low) = attr(entry, constants::DW_AT_low_pc) {
-        if let Some(low) = cx.dwarf.attr_address(unit, low)? {
-            let high = match attr(entry, constants::DW_AT_high_pc) {
-                Some(AttributeValue::Udata(n)) => low.checked_add(n),
-                Some(v) => cx.dwarf.attr_address(unit, v)?,
-                None => None,
-            };
-            if let Some(high) = high {
-                raw.push((low, high));
-            }
+    } else if let Some(low) = attr(entry, constants::DW_AT_low_pc)
+        && let Some(low) = cx.dwarf.attr_address(unit, low)?
+    {
+        let high = match attr(entry, constants::DW_AT_high_pc) {
+            Some(AttributeValue::Udata(n)) => low.checked_add(n),
+            Some(v) => cx.dwarf.attr_address(unit, v)?,
+            None => None,
+        };
+        if let Some(high) = high {
+            raw.push((low, high));
         }
     }
     let mut out = Vec::with_capacity(raw.len());
@@ -426,16 +439,16 @@ fn clip_sites(
         stack.truncate(d + 1);
         let clipped = stack[d].as_ref().map(|parent| intersect(&s.ranges, parent));
         let clipped = clipped.filter(|r| !r.is_empty());
-        if let Some(ranges) = &clipped {
-            if let Some(call_file) = slot(s.call_file) {
-                out.push(InlineSite {
-                    depth: s.depth,
-                    origin: s.origin,
-                    call_file,
-                    call_line: s.call_line,
-                    ranges: ranges.clone(),
-                });
-            }
+        if let Some(ranges) = &clipped
+            && let Some(call_file) = slot(s.call_file)
+        {
+            out.push(InlineSite {
+                depth: s.depth,
+                origin: s.origin,
+                call_file,
+                call_line: s.call_line,
+                ranges: ranges.clone(),
+            });
         }
         stack.push(clipped);
     }
@@ -493,23 +506,49 @@ mod tests {
             site(1, vec![(0x200, 0x208)]),               // child of a dropped site
         ];
         let out = clip_sites(&sites, 0x0, 0x40, |_| Some(0));
-        let got: Vec<(u32, Vec<(u64, u64)>)> = out.into_iter().map(|s| (s.depth, s.ranges)).collect();
+        let got: Vec<(u32, Vec<(u64, u64)>)> =
+            out.into_iter().map(|s| (s.depth, s.ranges)).collect();
         assert_eq!(got, vec![(0, vec![(0x10, 0x20)]), (1, vec![(0x18, 0x20)])]);
     }
 
     #[test]
     fn lines_are_clipped() {
         let rows = vec![
-            RawRow { address: 0x0, end: 0x10, line: 1, file: 1 },
-            RawRow { address: 0x10, end: 0x20, line: 2, file: 1 },
-            RawRow { address: 0x20, end: 0x30, line: 3, file: 9 },
+            RawRow {
+                address: 0x0,
+                end: 0x10,
+                line: 1,
+                file: 1,
+            },
+            RawRow {
+                address: 0x10,
+                end: 0x20,
+                line: 2,
+                file: 1,
+            },
+            RawRow {
+                address: 0x20,
+                end: 0x30,
+                line: 3,
+                file: 9,
+            },
         ];
         let got = clip_lines(&rows, 0x8, 0x30, |f| (f == 1).then_some(0));
         assert_eq!(
             got,
             vec![
-                LineRow { address: 0x8, size: 8, line: 1, file: 0 },
-                LineRow { address: 0x10, size: 0x10, line: 2, file: 0 },
+                LineRow {
+                    address: 0x8,
+                    size: 8,
+                    line: 1,
+                    file: 0
+                },
+                LineRow {
+                    address: 0x10,
+                    size: 0x10,
+                    line: 2,
+                    file: 0
+                },
             ]
         );
     }

@@ -17,6 +17,9 @@ pub struct SymFile {
     pub cfi_lines: usize,
 }
 
+/// An INLINE record: (depth, call line, call file, origin, ranges).
+pub type InlineRecord = (u32, u32, u32, u32, Vec<(u64, u64)>);
+
 #[derive(Debug, Default, Clone)]
 pub struct Func {
     pub address: u64,
@@ -24,8 +27,7 @@ pub struct Func {
     pub name: String,
     pub multiple: bool,
     pub lines: Vec<(u64, u64, u32, u32)>,
-    /// (depth, call line, call file, origin, ranges)
-    pub inlines: Vec<(u32, u32, u32, u32, Vec<(u64, u64)>)>,
+    pub inlines: Vec<InlineRecord>,
 }
 
 fn hex(s: &str, line: &str) -> u64 {
@@ -33,7 +35,8 @@ fn hex(s: &str, line: &str) -> u64 {
 }
 
 fn dec(s: &str, line: &str) -> u32 {
-    s.parse().unwrap_or_else(|_| panic!("bad decimal {s:?} in {line:?}"))
+    s.parse()
+        .unwrap_or_else(|_| panic!("bad decimal {s:?} in {line:?}"))
 }
 
 /// Parses a symbol file and checks the invariants of the format that readers rely on:
@@ -44,11 +47,17 @@ pub fn parse(text: &str) -> SymFile {
     let mut sym = SymFile::default();
     let mut lines = text.lines();
     let first = lines.next().expect("empty symbol file");
-    assert!(first.starts_with("MODULE "), "first record is not MODULE: {first}");
+    assert!(
+        first.starts_with("MODULE "),
+        "first record is not MODULE: {first}"
+    );
     sym.module = first.to_string();
     let mut stage = 0; // 0 header, 1 FILE, 2 INLINE_ORIGIN, 3 FUNC, 4 PUBLIC, 5 STACK
     for line in lines {
-        assert!(!line.ends_with(' ') && !line.is_empty(), "blank or trailing space: {line:?}");
+        assert!(
+            !line.ends_with(' ') && !line.is_empty(),
+            "blank or trailing space: {line:?}"
+        );
         let mut parts = line.splitn(2, ' ');
         let kind = parts.next().unwrap();
         let rest = parts.next().unwrap_or("");
@@ -73,7 +82,11 @@ pub fn parse(text: &str) -> SymFile {
                 advance(&mut stage, 2);
                 let (id, name) = rest.split_once(' ').expect("INLINE_ORIGIN without name");
                 let id = dec(id, line);
-                assert_eq!(id as usize, sym.origins.len(), "INLINE_ORIGIN ids not dense");
+                assert_eq!(
+                    id as usize,
+                    sym.origins.len(),
+                    "INLINE_ORIGIN ids not dense"
+                );
                 sym.origins.insert(id, name.to_string());
             }
             "FUNC" => {
@@ -94,18 +107,38 @@ pub fn parse(text: &str) -> SymFile {
                 assert!(func.size > 0, "empty FUNC: {line}");
                 assert!(!func.name.trim().is_empty(), "unnamed FUNC: {line}");
                 if let Some(prev) = sym.funcs.last() {
-                    assert!(prev.address + prev.size <= func.address, "FUNCs overlap or unsorted at {line}");
+                    assert!(
+                        prev.address + prev.size <= func.address,
+                        "FUNCs overlap or unsorted at {line}"
+                    );
                 }
                 sym.funcs.push(func);
             }
             "INLINE" => {
                 assert_eq!(stage, 3, "INLINE outside FUNC");
                 let f: Vec<&str> = rest.split(' ').collect();
-                assert!(f.len() >= 6 && f.len() % 2 == 0, "bad INLINE: {line}");
-                let ranges: Vec<(u64, u64)> = f[4..].chunks(2).map(|c| (hex(c[0], line), hex(c[1], line))).collect();
-                let (depth, cl, cf, origin) = (dec(f[0], line), dec(f[1], line), dec(f[2], line), dec(f[3], line));
-                assert!(sym.files.contains_key(&cf), "INLINE names unknown file: {line}");
-                assert!(sym.origins.contains_key(&origin), "INLINE names unknown origin: {line}");
+                assert!(
+                    f.len() >= 6 && f.len().is_multiple_of(2),
+                    "bad INLINE: {line}"
+                );
+                let ranges: Vec<(u64, u64)> = f[4..]
+                    .chunks(2)
+                    .map(|c| (hex(c[0], line), hex(c[1], line)))
+                    .collect();
+                let (depth, cl, cf, origin) = (
+                    dec(f[0], line),
+                    dec(f[1], line),
+                    dec(f[2], line),
+                    dec(f[3], line),
+                );
+                assert!(
+                    sym.files.contains_key(&cf),
+                    "INLINE names unknown file: {line}"
+                );
+                assert!(
+                    sym.origins.contains_key(&origin),
+                    "INLINE names unknown origin: {line}"
+                );
                 let func = sym.funcs.last_mut().unwrap();
                 // Nesting: depth 0, or one deeper than some earlier record at depth-1
                 // whose ranges contain these.
@@ -137,7 +170,8 @@ pub fn parse(text: &str) -> SymFile {
                 };
                 let f: Vec<&str> = rest.splitn(3, ' ').collect();
                 assert_eq!(f.len(), 3, "short PUBLIC: {line}");
-                sym.publics.push((hex(f[0], line), f[2].to_string(), multiple));
+                sym.publics
+                    .push((hex(f[0], line), f[2].to_string(), multiple));
             }
             "STACK" => {
                 advance(&mut stage, 5);
@@ -148,12 +182,26 @@ pub fn parse(text: &str) -> SymFile {
                 let f: Vec<&str> = line.split(' ').collect();
                 assert_eq!(f.len(), 4, "bad line record: {line}");
                 assert_eq!(f[0], f[0].to_lowercase(), "uppercase hex: {line}");
-                let (a, s, l, file) = (hex(f[0], line), hex(f[1], line), dec(f[2], line), dec(f[3], line));
-                assert!(sym.files.contains_key(&file), "line names unknown file: {line}");
+                let (a, s, l, file) = (
+                    hex(f[0], line),
+                    hex(f[1], line),
+                    dec(f[2], line),
+                    dec(f[3], line),
+                );
+                assert!(
+                    sym.files.contains_key(&file),
+                    "line names unknown file: {line}"
+                );
                 let func = sym.funcs.last_mut().unwrap();
-                assert!(s > 0 && func.address <= a && a + s <= func.address + func.size, "line outside its FUNC: {line}");
+                assert!(
+                    s > 0 && func.address <= a && a + s <= func.address + func.size,
+                    "line outside its FUNC: {line}"
+                );
                 if let Some(prev) = func.lines.last() {
-                    assert!(prev.0 + prev.1 <= a, "line records overlap or unsorted: {line}");
+                    assert!(
+                        prev.0 + prev.1 <= a,
+                        "line records overlap or unsorted: {line}"
+                    );
                 }
                 func.lines.push((a, s, l, file));
             }
@@ -185,8 +233,14 @@ impl SymFile {
             .map(|l| (self.files[&l.3].clone(), l.2));
         let mut inlines = Vec::new();
         for inl in &f.inlines {
-            if inl.0 as usize == inlines.len() && inl.4.iter().any(|&(a, s)| a <= addr && addr < a + s) {
-                inlines.push((self.origins[&inl.3].clone(), self.files[&inl.2].clone(), inl.1));
+            if inl.0 as usize == inlines.len()
+                && inl.4.iter().any(|&(a, s)| a <= addr && addr < a + s)
+            {
+                inlines.push((
+                    self.origins[&inl.3].clone(),
+                    self.files[&inl.2].clone(),
+                    inl.1,
+                ));
             }
         }
         Some(Answer {
@@ -220,7 +274,13 @@ pub fn read_oracle(path: &Path) -> Vec<OracleRow> {
             let n: usize = cols[2].parse().unwrap();
             assert!(n > 0 && cols.len() == 3 + 3 * n, "bad oracle row {l}");
             let frames = (0..n)
-                .map(|k| (cols[3 + 3 * k].to_string(), cols[4 + 3 * k].to_string(), cols[5 + 3 * k].parse().unwrap()))
+                .map(|k| {
+                    (
+                        cols[3 + 3 * k].to_string(),
+                        cols[4 + 3 * k].to_string(),
+                        cols[5 + 3 * k].parse().unwrap(),
+                    )
+                })
                 .collect();
             OracleRow {
                 address,

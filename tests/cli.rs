@@ -1,0 +1,338 @@
+//! The command line: Breakpad-compatible flags, outputs, the store layout, errors and
+//! exit codes, and byte-identical output whatever the thread count.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use common::*;
+
+fn dumpsyms(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_dumpsyms"))
+        .args(args)
+        .output()
+        .expect("run dumpsyms")
+}
+
+fn fixture(rel: &str) -> String {
+    fixtures().join(rel).to_string_lossy().into_owned()
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8(o.stdout.clone()).unwrap()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8(o.stderr.clone()).unwrap()
+}
+
+fn tempdir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("dumpsyms-test-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// The GUID swap of the Breakpad format, restated: the first three fields little-endian
+/// on a little-endian ELF.
+fn expected_debug_id(build_id_hex: &str, little_endian: bool) -> String {
+    let mut b: Vec<String> = (0..16)
+        .map(|i| {
+            build_id_hex
+                .get(2 * i..2 * i + 2)
+                .unwrap_or("00")
+                .to_uppercase()
+        })
+        .collect();
+    if little_endian {
+        b[0..4].reverse();
+        b[4..6].reverse();
+        b[6..8].reverse();
+    }
+    b.concat() + "0"
+}
+
+#[test]
+fn module_and_info_records_match_readelf_build_ids() {
+    for (arch, name, path) in fixture_binaries() {
+        let build_id =
+            std::fs::read_to_string(fixtures().join(format!("oracle/{arch}/{name}.buildid")))
+                .unwrap();
+        let build_id = build_id.trim();
+        let out = dumpsyms(&["-i", path.to_str().unwrap()]);
+        assert!(out.status.success());
+        let text = stdout(&out);
+        let lines: Vec<&str> = text.lines().collect();
+        let breakpad_arch = match arch.as_str() {
+            "i686" => "x86",
+            "aarch64" => "arm64",
+            a => a,
+        };
+        assert_eq!(
+            lines,
+            vec![
+                format!(
+                    "MODULE Linux {breakpad_arch} {} {name}",
+                    expected_debug_id(build_id, true)
+                )
+                .as_str(),
+                format!("INFO CODE_ID {}", build_id.to_uppercase()).as_str(),
+                concat!("INFO GENERATOR dumpsyms ", env!("CARGO_PKG_VERSION")),
+            ],
+            "{arch}/{name}"
+        );
+    }
+}
+
+#[test]
+fn header_overrides() {
+    let bin = fixture("bin/x86_64/c-gcc-O2-dwarf5");
+    let out = dumpsyms(&[
+        "-i",
+        "-n",
+        "renamed app",
+        "-o",
+        "Android",
+        "-b",
+        "0123ABCD0",
+        &bin,
+    ]);
+    assert!(out.status.success());
+    assert_eq!(
+        stdout(&out).lines().next(),
+        Some("MODULE Android x86_64 0123ABCD0 renamed app")
+    );
+    let bad = dumpsyms(&["-b", "has space", &bin]);
+    assert_eq!(bad.status.code(), Some(2));
+}
+
+#[test]
+fn publics_come_from_the_symbol_table_when_there_is_no_dwarf() {
+    let bin = fixture("extra/c-gcc-O2-nodwarf");
+    let out = dumpsyms(&[&bin]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let sym = parse(&stdout(&out));
+    assert!(sym.funcs.is_empty() && sym.files.is_empty());
+    // Every FUNC symbol readelf lists has a PUBLIC at its address; the first name at an address
+    // (by nm's order of the symbol table) is not required, only that the address is named
+    // by one of the symbols there.
+    let nm = std::fs::read_to_string(fixtures().join("oracle/x86_64/c-gcc-O2-dwarf5.nm")).unwrap();
+    let mut expected: std::collections::BTreeMap<u64, Vec<String>> = Default::default();
+    for line in nm.lines() {
+        let (addr, name) = line.split_once(' ').unwrap();
+        expected
+            .entry(u64::from_str_radix(addr, 16).unwrap())
+            .or_default()
+            .push(name.to_string());
+    }
+    let got: std::collections::BTreeMap<u64, String> = sym
+        .publics
+        .iter()
+        .map(|(a, n, _)| (*a, n.clone()))
+        .collect();
+    assert_eq!(
+        got.keys().collect::<Vec<_>>(),
+        expected.keys().collect::<Vec<_>>()
+    );
+    for (addr, name) in &got {
+        assert!(
+            expected[addr].contains(name),
+            "{addr:#x}: {name} not among {:?}",
+            expected[addr]
+        );
+    }
+    assert!(got.values().any(|n| n == "main") && got.values().any(|n| n == "process.cold"));
+}
+
+#[test]
+fn publics_are_only_where_no_function_is() {
+    let sym = parse(&stdout(&dumpsyms(&[&fixture(
+        "bin/x86_64/c-gcc-O2-dwarf5",
+    )])));
+    for (addr, name, _) in &sym.publics {
+        assert!(
+            sym.lookup(*addr).is_none(),
+            "PUBLIC {name} at {addr:#x} is inside a FUNC"
+        );
+    }
+    // The startup code has no DWARF, so it is covered by PUBLICs.
+    assert!(sym.publics.iter().any(|p| p.1 == "_start"));
+}
+
+#[test]
+fn multiple_field_only_with_dash_m() {
+    let bin = fixture("bin/x86_64/c-gcc-O2-dwarf5");
+    let plain = parse(&stdout(&dumpsyms(&[&bin])));
+    assert!(plain.funcs.iter().all(|f| !f.multiple));
+    let with_m = parse(&stdout(&dumpsyms(&["-m", &bin])));
+    let multiple: Vec<&str> = with_m
+        .funcs
+        .iter()
+        .filter(|f| f.multiple)
+        .map(|f| f.name.as_str())
+        .collect();
+    // weird_sum_alias is an alias of weird_sum: two symbols, one function.
+    assert_eq!(multiple, vec!["weird_sum"]);
+}
+
+#[test]
+fn addresses_are_relative_to_the_load_address_unless_dash_a() {
+    let bin = fixture("bin/x86_64/c-gcc-O2-dwarf5-nopie");
+    let rel = parse(&stdout(&dumpsyms(&[&bin])));
+    let abs = parse(&stdout(&dumpsyms(&["-a", &bin])));
+    let main_rel = rel.funcs.iter().find(|f| f.name == "main").unwrap().address;
+    let main_abs = abs.funcs.iter().find(|f| f.name == "main").unwrap().address;
+    assert_eq!(main_abs - main_rel, 0x400000);
+    let nm =
+        std::fs::read_to_string(fixtures().join("oracle/x86_64/c-gcc-O2-dwarf5-nopie.nm")).unwrap();
+    let nm_main = nm.lines().find(|l| l.ends_with(" main")).unwrap();
+    assert_eq!(
+        main_abs,
+        u64::from_str_radix(nm_main.split(' ').next().unwrap(), 16).unwrap()
+    );
+}
+
+#[test]
+fn inlines_only_with_dash_d() {
+    let bin = fixture("bin/x86_64/cpp-gcc-O2-dwarf5");
+    let plain = stdout(&dumpsyms(&[&bin]));
+    assert!(!plain.contains("\nINLINE"));
+    for flag in ["-d", "--inlines"] {
+        let text = stdout(&dumpsyms(&[flag, &bin]));
+        assert!(
+            text.contains("\nINLINE_ORIGIN ") && text.contains("\nINLINE 0 "),
+            "{flag}"
+        );
+        // Without inlines the rest of the file is the same.
+        let stripped: String = text
+            .lines()
+            .filter(|l| !l.starts_with("INLINE"))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        assert_eq!(stripped, plain, "{flag}");
+    }
+}
+
+#[test]
+fn output_file_is_the_same_as_stdout_and_written_atomically() {
+    let bin = fixture("bin/aarch64/cpp-clang-O2-dwarf5");
+    let dir = tempdir("output");
+    let target = dir.join("sub/app.sym");
+    let out = dumpsyms(&["--output", target.to_str().unwrap(), &bin]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(out.stdout.is_empty());
+    assert_eq!(
+        std::fs::read_to_string(&target).unwrap(),
+        stdout(&dumpsyms(&[&bin]))
+    );
+    // A failed dump leaves neither the target nor a temporary file behind.
+    let failed_target = dir.join("bad.sym");
+    let out = dumpsyms(&[
+        "--output",
+        failed_target.to_str().unwrap(),
+        &fixture("src/sample.c"),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(!failed_target.exists());
+    let leftovers: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(leftovers, vec![std::ffi::OsString::from("sub")]);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn store_writes_the_symbol_server_layout_for_each_input() {
+    let dir = tempdir("store");
+    let a = fixture("bin/x86_64/c-gcc-O2-dwarf5");
+    let b = fixture("bin/i686/cpp-gcc-O2-dwarf4");
+    let out = dumpsyms(&["--store", dir.to_str().unwrap(), &a, &b]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    for bin in [&a, &b] {
+        let header = stdout(&dumpsyms(&["-i", bin]));
+        let f: Vec<&str> = header.lines().next().unwrap().split(' ').collect();
+        let (id, name) = (f[3], f[4]);
+        let path = dir.join(name).join(id).join(format!("{name}.sym"));
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            stdout(&dumpsyms(&[bin]))
+        );
+    }
+    // One bad input: the others are still written, and the exit code says it failed.
+    let dir2 = tempdir("store2");
+    let out = dumpsyms(&[
+        "--store",
+        dir2.to_str().unwrap(),
+        &fixture("src/sample.c"),
+        &a,
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("sample.c"));
+    assert!(dir2.join("c-gcc-O2-dwarf5").is_dir());
+    std::fs::remove_dir_all(&dir).unwrap();
+    std::fs::remove_dir_all(&dir2).unwrap();
+}
+
+#[test]
+fn errors_name_the_file_and_the_problem() {
+    let cases: [(&str, &str); 4] = [
+        ("/nonexistent/app", "cannot read file"),
+        (&fixture("src/sample.c"), "not an object file"),
+        (&fixture("src"), "is a directory"),
+        ("/dev/null", "empty file"),
+    ];
+    for (path, what) in cases {
+        let out = dumpsyms(&[path]);
+        assert_eq!(out.status.code(), Some(1), "{path}");
+        let err = stderr(&out);
+        assert!(err.contains(path) && err.contains(what), "{path}: {err}");
+        assert!(out.stdout.is_empty(), "{path}: wrote output");
+    }
+    // Usage errors exit with 2.
+    assert_eq!(dumpsyms(&[]).status.code(), Some(2));
+    assert_eq!(dumpsyms(&["--jobs", "0", "x"]).status.code(), Some(2));
+    assert_eq!(dumpsyms(&["--no-such-flag", "x"]).status.code(), Some(2));
+}
+
+#[test]
+fn version_and_help() {
+    let v = dumpsyms(&["--version"]);
+    assert!(v.status.success() && stdout(&v).contains(env!("CARGO_PKG_VERSION")));
+    let h = stdout(&dumpsyms(&["--help"]));
+    for flag in [
+        "-i",
+        "-c",
+        "-d",
+        "-m",
+        "-n",
+        "-o",
+        "-b",
+        "-a",
+        "-v",
+        "--inlines",
+        "--output",
+        "--store",
+        "--jobs",
+    ] {
+        assert!(h.contains(flag), "--help lacks {flag}");
+    }
+}
+
+#[test]
+fn output_is_identical_for_any_thread_count() {
+    let mut inputs: Vec<PathBuf> = fixture_binaries().into_iter().map(|b| b.2).collect();
+    // The test binary itself: many compilation units, so scheduling really varies.
+    inputs.push(Path::new(env!("CARGO_BIN_EXE_dumpsyms")).to_path_buf());
+    for bin in inputs {
+        let bin = bin.to_str().unwrap();
+        let one = dumpsyms(&["-d", "--jobs", "1", bin]);
+        let eight = dumpsyms(&["-d", "--jobs", "8", bin]);
+        assert!(one.status.success());
+        assert!(
+            one.stdout == eight.stdout,
+            "{bin}: output differs between --jobs 1 and 8"
+        );
+    }
+}

@@ -1,0 +1,174 @@
+//! Damaged inputs: truncated files and garbage in every DWARF section never panic, and
+//! whatever output is produced still satisfies the format's invariants.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use common::*;
+use object::{Object as _, ObjectSection as _};
+
+/// A small deterministic generator (xorshift64*), so failures reproduce.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("dumpsyms-corrupt-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(name)
+}
+
+/// Dumps `bytes` from a file; a successful dump must produce a well-formed symbol file.
+fn dump_bytes(bytes: &[u8], path: &Path, what: &str) -> Result<dumpsyms::Dump, dumpsyms::Error> {
+    std::fs::write(path, bytes).unwrap();
+    let opts = dumpsyms::Options {
+        inlines: true,
+        ..Default::default()
+    };
+    let result = dumpsyms::dump(path, &opts);
+    if let Ok(d) = &result {
+        let mut buf = Vec::new();
+        dumpsyms::write_module(&d.module, &mut buf).unwrap();
+        let text = String::from_utf8(buf).unwrap_or_else(|_| panic!("{what}: output is not UTF-8"));
+        parse(&text);
+    }
+    result
+}
+
+const VICTIMS: [&str; 4] = [
+    "x86_64/cpp-gcc-O2-dwarf5",
+    "aarch64/c-clang-O2-dwarf4",
+    "i686/cpp-clang-O0-dwarf5",
+    "x86_64/c-gcc-O2-dwarf5-zlib",
+];
+
+#[test]
+fn truncated_files_never_panic() {
+    for victim in VICTIMS {
+        let bytes = std::fs::read(fixtures().join("bin").join(victim)).unwrap();
+        let out = scratch(&format!("trunc-{}", victim.replace('/', "-")));
+        let mut cuts: Vec<usize> = (0..128).collect();
+        cuts.extend((1..200).map(|k| bytes.len() * k / 200));
+        let (mut ok, mut err) = (0, 0);
+        for cut in cuts {
+            match dump_bytes(&bytes[..cut], &out, &format!("{victim} cut at {cut}")) {
+                Ok(_) => ok += 1,
+                Err(e) => {
+                    assert!(
+                        e.to_string().contains(out.to_str().unwrap()),
+                        "error does not name the file: {e}"
+                    );
+                    err += 1;
+                }
+            }
+        }
+        println!("{victim}: {ok} truncations dumped, {err} refused");
+        assert!(err > 0, "{victim}: tiny truncations must be refused");
+    }
+}
+
+#[test]
+fn garbage_in_debug_sections_never_panics() {
+    let sections = [
+        ".debug_info",
+        ".debug_abbrev",
+        ".debug_line",
+        ".debug_str",
+        ".debug_line_str",
+        ".debug_rnglists",
+        ".debug_ranges",
+        ".debug_addr",
+        ".debug_str_offsets",
+    ];
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    for victim in &VICTIMS[..3] {
+        let bytes = std::fs::read(fixtures().join("bin").join(victim)).unwrap();
+        let file = object::File::parse(&*bytes).unwrap();
+        let out = scratch(&format!("flip-{}", victim.replace('/', "-")));
+        for name in sections {
+            let Some(range) = file.section_by_name(name).and_then(|s| s.file_range()) else {
+                continue;
+            };
+            let (start, len) = (range.0 as usize, range.1 as usize);
+            if len == 0 {
+                continue;
+            }
+            let mut warned = 0;
+            for round in 0..40 {
+                let mut copy = bytes.clone();
+                let flips = 1 + (rng.next() % 8) as usize;
+                for _ in 0..flips {
+                    let at = start + (rng.next() as usize) % len;
+                    copy[at] ^= 1 << (rng.next() % 8);
+                }
+                let what = format!("{victim} {name} round {round}");
+                let d = dump_bytes(&copy, &out, &what)
+                    .unwrap_or_else(|e| panic!("{what}: refused: {e}"));
+                warned += usize::from(!d.warnings.0.is_empty());
+            }
+            println!("{victim} {name}: 40 damaged copies dumped, {warned} with warnings");
+        }
+    }
+}
+
+#[test]
+fn absurd_compressed_size_is_refused_not_allocated() {
+    let path = fixtures().join("bin/x86_64/c-gcc-O2-dwarf5-zlib");
+    let mut bytes = std::fs::read(&path).unwrap();
+    let file = object::File::parse(&*bytes).unwrap();
+    let section = file.section_by_name(".debug_info").unwrap();
+    let (offset, _) = section.file_range().unwrap();
+    // Elf64_Chdr: ch_type (4), ch_reserved (4), ch_size (8), ch_addralign (8).
+    let at = offset as usize + 8;
+    drop(file);
+    bytes[at..at + 8].copy_from_slice(&(1u64 << 60).to_le_bytes());
+    let d = dump_bytes(&bytes, &scratch("huge-chdr"), "huge ch_size").unwrap();
+    let warning = d.warnings.0.join("\n");
+    assert!(
+        warning.contains(".debug_info") && warning.contains(&(1u64 << 60).to_string()),
+        "{warning}"
+    );
+    // No DWARF functions, but the symbol table still names the code.
+    assert!(d.module.functions.is_empty());
+    assert!(d.module.publics.iter().any(|p| p.name == "main"));
+}
+
+#[test]
+fn a_damaged_unit_is_skipped_and_the_others_kept() {
+    // Break the abbreviation code of the first DIE of the first unit: that unit is lost,
+    // the other (util.c) still comes out, with a warning naming the unit.
+    let path = fixtures().join("bin/x86_64/c-gcc-O2-dwarf4");
+    let mut bytes = std::fs::read(&path).unwrap();
+    let file = object::File::parse(&*bytes).unwrap();
+    let (offset, _) = file
+        .section_by_name(".debug_info")
+        .unwrap()
+        .file_range()
+        .unwrap();
+    drop(file);
+    // DWARF 4 header: unit_length (4), version (2), abbrev offset (4), address size (1).
+    bytes[offset as usize + 11] = 0x7f;
+    let d = dump_bytes(&bytes, &scratch("bad-unit"), "bad first unit").unwrap();
+    let names: Vec<&str> = d.module.functions.iter().map(|f| f.name.as_str()).collect();
+    assert!(
+        names.contains(&"checksum") && names.contains(&"weird_sum"),
+        "{names:?}"
+    );
+    assert!(!names.contains(&"fib"), "{names:?}");
+    assert!(
+        d.warnings
+            .0
+            .iter()
+            .any(|w| w.contains("compilation unit at 0x0")),
+        "{:?}",
+        d.warnings.0
+    );
+}
