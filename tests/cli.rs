@@ -215,6 +215,23 @@ fn inlines_only_with_dash_d() {
 }
 
 #[test]
+fn dash_r_stops_following_references_between_units() {
+    // LTO units refer to abstract functions in other units (DW_FORM_ref_addr).
+    let bin = fixture("bin/x86_64/cpp-gcc-O2-dwarf5-lto");
+    let with = parse(&stdout(&dumpsyms(&["-d", &bin])));
+    let without = parse(&stdout(&dumpsyms(&["-d", "-r", &bin])));
+    let names = |s: &SymFile| {
+        s.origins
+            .values()
+            .cloned()
+            .collect::<std::collections::BTreeSet<_>>()
+    };
+    assert!(names(&with).contains("geo::total_area(geo::Shape const* const*, unsigned long)"));
+    assert!(!names(&without).contains("geo::total_area(geo::Shape const* const*, unsigned long)"));
+    assert!(names(&with).len() > 2 * names(&without).len());
+}
+
+#[test]
 fn output_file_is_the_same_as_stdout_and_written_atomically() {
     let bin = fixture("bin/aarch64/cpp-clang-O2-dwarf5");
     let dir = tempdir("output");

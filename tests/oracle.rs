@@ -30,10 +30,63 @@ enum NameMatch {
     /// symbol with its parameter list. The oracle's name must still be our name's last
     /// component.
     Qualified,
+    /// Tolerated: a linkage name cpp_demangle cannot demangle (GCC's `std::swap` with an
+    /// `enable_if` expression); we write the qualified source name, and the oracle's
+    /// full name (demangled by GNU c++filt) must be that name with a return type and
+    /// parameter list around it.
+    Undemangled,
     Different,
 }
 
+/// LLVM 14 demangles legacy Rust symbols as C++, keeping the hash element
+/// (`grid::collatz::h4cdc253c0333cf1d`); we leave the hash out, as rustc-demangle's
+/// alternate form, Breakpad and Mozilla do.
+fn strip_rust_hash(name: &str) -> &str {
+    match name.rsplit_once("::h") {
+        Some((head, hash)) if hash.len() == 16 && hash.chars().all(|c| c.is_ascii_hexdigit()) => {
+            head
+        }
+        _ => name,
+    }
+}
+
+/// LLVM 14 does not know legacy Rust's escapes either: it prints
+/// `_$LT$T$u20$as$u20$core..convert..Into$LT$U$GT$$GT$::into` for
+/// `<T as core::convert::Into<U>>::into`. Decoded here as rustc-demangle decodes them.
+fn decode_rust_escapes(name: &str) -> String {
+    if !name.contains('$') && !name.contains("..") {
+        return name.to_string();
+    }
+    let name = name.replace("::_$", "::$");
+    let name = name
+        .strip_prefix("_$")
+        .map_or(name.clone(), |r| format!("${r}"));
+    let mut out = name;
+    for (from, to) in [
+        ("$LT$", "<"),
+        ("$GT$", ">"),
+        ("$u20$", " "),
+        ("$C$", ","),
+        ("$RF$", "&"),
+        ("$BP$", "*"),
+        ("$SP$", "@"),
+        ("$LP$", "("),
+        ("$RP$", ")"),
+        ("$u7b$", "{"),
+        ("$u7d$", "}"),
+        ("$u27$", "'"),
+        ("$u5b$", "["),
+        ("$u5d$", "]"),
+        ("$u7e$", "~"),
+        ("..", "::"),
+    ] {
+        out = out.replace(from, to);
+    }
+    out
+}
+
 fn compare_names(ours: &str, oracle: &str) -> NameMatch {
+    let oracle = decode_rust_escapes(strip_rust_hash(oracle));
     // The demanglers space nested template closers differently (`> >` and `>>`).
     let (ours, oracle) = (ours.replace("> >", ">>"), oracle.replace("> >", ">>"));
     if ours == oracle {
@@ -45,6 +98,8 @@ fn compare_names(ours: &str, oracle: &str) -> NameMatch {
         || ours.contains(&format!(" {oracle}("));
     if qualified {
         NameMatch::Qualified
+    } else if oracle.starts_with(&format!("{ours}(")) || oracle.contains(&format!(" {ours}(")) {
+        NameMatch::Undemangled
     } else {
         NameMatch::Different
     }
@@ -98,7 +153,7 @@ fn score(sym: &SymFile, oracle: &[OracleRow]) -> Score {
         }
         if m != NameMatch::Different {
             s.function += 1;
-            s.tolerated += usize::from(m == NameMatch::Qualified);
+            s.tolerated += usize::from(m != NameMatch::Same);
         } else {
             s.misses.push(format!(
                 "{addr:#x}: function {:?}, oracle {:?}",
@@ -134,16 +189,16 @@ fn score(sym: &SymFile, oracle: &[OracleRow]) -> Score {
                 )
             })
             .collect();
-        let mut qualified = false;
+        let mut tolerated = false;
         let inline_ok = expected.len() == ans.inlines.len()
             && expected.iter().zip(&ans.inlines).all(|(e, a)| {
                 let m = compare_names(&a.0, &e.0);
-                qualified |= m == NameMatch::Qualified;
+                tolerated |= m != NameMatch::Same;
                 m != NameMatch::Different && e.1 == a.1 && e.2 == a.2
             });
         if inline_ok {
             s.inline += 1;
-            s.tolerated += usize::from(qualified);
+            s.tolerated += usize::from(tolerated);
         } else {
             s.misses.push(format!(
                 "{addr:#x}: inlines {:?}, oracle {:?}",
@@ -178,6 +233,21 @@ fn name_comparison_tolerates_only_qualification() {
     assert!(compare_names("std::vector<a<b> >", "std::vector<a<b>>") == NameMatch::Same);
     assert!(compare_names("barfoo", "foo") == NameMatch::Different);
     assert!(compare_names("main", "main.cold") == NameMatch::Different);
+    assert!(compare_names("grid::collatz", "grid::collatz::h4cdc253c0333cf1d") == NameMatch::Same);
+    assert!(compare_names("grid::collatz", "grid::collatz::hxyz") == NameMatch::Different);
+    assert!(
+        compare_names("std::swap<int>", "X<y>::type std::swap<int>(int&, int&)")
+            == NameMatch::Undemangled
+    );
+    assert!(
+        compare_names("swap<int>", "X<y>::type std::swap<int>(int&, int&)") == NameMatch::Different
+    );
+    assert!(
+        compare_names(
+            "<T as core::convert::Into<U>>::into",
+            "_$LT$T$u20$as$u20$core..convert..Into$LT$U$GT$$GT$::into::h0123456789abcdef"
+        ) == NameMatch::Same
+    );
 }
 
 #[test]
@@ -191,7 +261,7 @@ fn fixtures_agree_with_llvm_symbolizer() {
     assert!(bins.len() >= 48, "fixtures missing: {}", bins.len());
     println!(
         "{:<34} {:>6} {:>9} {:>9} {:>9} {:>10}",
-        "fixture", "addrs", "function", "line", "inline", "qualified"
+        "fixture", "addrs", "function", "line", "inline", "tolerated"
     );
     for (arch, name, path) in bins {
         let oracle = read_oracle(
@@ -200,7 +270,7 @@ fn fixtures_agree_with_llvm_symbolizer() {
                 .join(&arch)
                 .join(format!("{name}.tsv")),
         );
-        assert!(oracle.len() > 100, "{arch}/{name}: oracle too small");
+        assert!(oracle.len() >= 50, "{arch}/{name}: oracle too small");
         let sym = parse(&dump_text(&path, &opts));
         let s = score(&sym, &oracle);
         let pct = |n: usize| n as f64 / s.total as f64;

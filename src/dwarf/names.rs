@@ -83,12 +83,12 @@ impl<'a> DieIndex<'_, 'a> {
                 break;
             };
             let die = &unit.dies[i];
+            if named.is_none() && die.name.is_some() {
+                named = Some((unit, i));
+            }
             if let Some(l) = die.linkage {
                 linkage = Some((l, unit.lang.unwrap_or(Lang::Other)));
                 break;
-            }
-            if named.is_none() && die.name.is_some() {
-                named = Some((unit, i));
             }
             match die.target {
                 Some(t) if t != cur => cur = t,
@@ -211,6 +211,26 @@ mod tests {
         assert_eq!(
             index.function_name(50).map(|n| n.name).as_deref(),
             Some("(anonymous namespace)::Klass::method")
+        );
+    }
+
+    #[test]
+    fn undemanglable_linkage_name_falls_back_to_the_source_name() {
+        let mut f = die(10, 0, ScopeKind::Function, Some("swap<int>"));
+        f.linkage = Some(b"_ZSt4swapIiENSt9enable_ifIXsrSt6__and_IJSt6__not_I");
+        let unit = UnitDies {
+            start: 0,
+            end: 100,
+            lang: None,
+            dies: vec![die(5, NONE, ScopeKind::Namespace, Some("std")), f],
+        };
+        let index = DieIndex { units: vec![&unit] };
+        assert_eq!(
+            index.function_name(10),
+            Some(ResolvedName {
+                name: "std::swap<int>".into(),
+                from_linkage: false
+            })
         );
     }
 
