@@ -15,6 +15,7 @@ pub mod load;
 pub mod module;
 pub mod output;
 pub mod symbols;
+pub mod unwind;
 pub mod write;
 
 use std::path::{Path, PathBuf};
@@ -104,8 +105,12 @@ pub fn dump(path: &Path, opts: &Options) -> Result<Dump, Error> {
     } else {
         layout.load_address
     };
+    let arch = identity.arch;
     let mut module = Module::build(identity, functions, symbols, bias, &mut warnings);
     module.write_multiple = opts.multiple_field;
+    if opts.cfi {
+        module.cfi = unwind::extract(&obj, arch, &layout, bias, &mut warnings);
+    }
     Ok(Dump { module, warnings })
 }
 

@@ -29,6 +29,8 @@ pub struct Module {
     pub functions: Vec<Function>,
     /// Sorted by address, none inside a function.
     pub publics: Vec<Public>,
+    /// The unwind tables, written as STACK CFI records.
+    pub cfi: Option<crate::unwind::CfiSource>,
 }
 
 /// A `FUNC` record with its line and `INLINE` records.

@@ -59,5 +59,8 @@ pub fn write_module(m: &Module, w: &mut dyn Write) -> io::Result<()> {
     for p in &m.publics {
         writeln!(w, "PUBLIC {}{:x} 0 {}", flag(p.multiple), p.address, p.name)?;
     }
+    if let Some(cfi) = &m.cfi {
+        cfi.write(w)?;
+    }
     Ok(())
 }

@@ -67,14 +67,16 @@ fn module_and_info_records_match_readelf_build_ids() {
         let breakpad_arch = match arch.as_str() {
             "i686" => "x86",
             "aarch64" => "arm64",
+            "ppc64le" => "ppc64",
             a => a,
         };
+        let little_endian = !matches!(arch.as_str(), "ppc" | "ppc64");
         assert_eq!(
             lines,
             vec![
                 format!(
                     "MODULE Linux {breakpad_arch} {} {name}",
-                    expected_debug_id(build_id, true)
+                    expected_debug_id(build_id, little_endian)
                 )
                 .as_str(),
                 format!("INFO CODE_ID {}", build_id.to_uppercase()).as_str(),

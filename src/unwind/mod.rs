@@ -1,0 +1,507 @@
+//! STACK CFI: `.eh_frame` and `.debug_frame` turned into `STACK CFI INIT` / `STACK CFI`
+//! records.
+//!
+//! Extraction only indexes and checks the FDEs (in parallel); the records are rendered
+//! again, straight into the output, when the module is written, so CFI text for tens of
+//! thousands of functions is never held in memory.
+
+mod expr;
+mod regs;
+mod vm;
+
+use std::collections::HashMap;
+use std::io::{self, Write};
+
+use gimli::{
+    BaseAddresses, CieOrFde, CommonInformationEntry, DebugFrame, EhFrame, Encoding, EndianSlice,
+    FrameDescriptionEntry, RunTimeEndian, UnwindSection,
+};
+use object::{Object as _, ObjectSection as _};
+use rayon::prelude::*;
+
+pub use regs::CfiArch;
+use regs::Numbering;
+use vm::{CfaRule, Factors, Rule, RuleSet};
+
+use crate::error::Warnings;
+use crate::identity::Layout;
+use crate::load::Object;
+
+type R<'a> = EndianSlice<'a, RunTimeEndian>;
+
+/// A row whose rules depend on the program counter is split by address, one address at a
+/// time; longer rows than this are not expanded (PLT sections are a few KiB).
+const MAX_PC_EXPANSION: u64 = 1 << 16;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Source {
+    // Ordered: where both describe a function, `.eh_frame` (what the runtime unwinder
+    // itself uses) wins.
+    EhFrame,
+    DebugFrame,
+}
+
+/// One FDE to write.
+#[derive(Debug, Clone, Copy)]
+struct FdeRef {
+    start: u64,
+    len: u64,
+    source: Source,
+    offset: usize,
+}
+
+/// A section's bytes and address.
+#[derive(Debug, Clone, Default)]
+struct SectionCopy {
+    data: Vec<u8>,
+    address: u64,
+}
+
+/// The unwind tables of a module, ready to be written as STACK CFI records.
+#[derive(Debug, Clone)]
+pub struct CfiSource {
+    arch: CfiArch,
+    endian: RunTimeEndian,
+    address_size: u8,
+    eh_frame: SectionCopy,
+    debug_frame: SectionCopy,
+    text_address: u64,
+    got_address: u64,
+    /// Sorted by address, non-overlapping, each known to render.
+    fdes: Vec<FdeRef>,
+    /// Subtracted from every address written.
+    bias: u64,
+}
+
+/// A row's rules as written: `(sort key, register, postfix)`, `.cfa` and `.ra` first.
+type Rendered = Vec<(u32, String, String)>;
+
+/// Why an FDE is left out.
+enum FdeError {
+    Io(io::Error),
+    Skip(String),
+}
+
+impl From<io::Error> for FdeError {
+    fn from(e: io::Error) -> Self {
+        FdeError::Io(e)
+    }
+}
+
+/// Reads and checks the unwind tables of `obj`. `None` when the architecture has no
+/// STACK CFI support or there are no tables.
+pub fn extract(
+    obj: &Object,
+    arch: &str,
+    layout: &Layout,
+    bias: u64,
+    warnings: &mut Warnings,
+) -> Option<CfiSource> {
+    let Some(cfi_arch) = CfiArch::from_breakpad(arch) else {
+        if obj.file.section_by_name(".eh_frame").is_some() {
+            warnings.push(format!(
+                "STACK CFI is not supported for architecture {arch}; none written"
+            ));
+        }
+        return None;
+    };
+    let copy = |name: &str, warnings: &mut Warnings| SectionCopy {
+        data: obj.section_data(name, warnings).into_owned(),
+        address: obj.file.section_by_name(name).map_or(0, |s| s.address()),
+    };
+    let mut source = CfiSource {
+        arch: cfi_arch,
+        endian: if obj.is_big_endian() {
+            RunTimeEndian::Big
+        } else {
+            RunTimeEndian::Little
+        },
+        address_size: if obj.file.is_64() { 8 } else { 4 },
+        eh_frame: copy(".eh_frame", warnings),
+        debug_frame: copy(".debug_frame", warnings),
+        text_address: obj.file.section_by_name(".text").map_or(0, |s| s.address()),
+        got_address: obj.file.section_by_name(".got").map_or(0, |s| s.address()),
+        fdes: Vec::new(),
+        bias,
+    };
+    if source.eh_frame.data.is_empty() && source.debug_frame.data.is_empty() {
+        return None;
+    }
+    let bases = source.bases();
+    let mut fdes = Vec::new();
+    let eh = source.configure_eh(EhFrame::from(source.reader(&source.eh_frame.data)));
+    collect(&eh, &bases, Source::EhFrame, layout, &mut fdes, warnings);
+    let debug = source.configure_debug(DebugFrame::from(source.reader(&source.debug_frame.data)));
+    collect(
+        &debug,
+        &bases,
+        Source::DebugFrame,
+        layout,
+        &mut fdes,
+        warnings,
+    );
+    // By address, then `.eh_frame` first, so that a function both sections describe is
+    // written once, from `.eh_frame`, and the output order is fixed.
+    fdes.sort_by_key(|f| (f.start, f.source));
+    let mut kept: Vec<FdeRef> = Vec::with_capacity(fdes.len());
+    for f in fdes {
+        if kept.last().is_some_and(|p| f.start < p.start + p.len) {
+            continue;
+        }
+        kept.push(f);
+    }
+    // Check every FDE once; those that cannot be written are left out with a warning,
+    // so that writing never fails half-way through a record.
+    let checks: Vec<Option<String>> = kept
+        .par_iter()
+        .map(|f| match source.write_fde(f, &mut io::sink()) {
+            Ok(()) => None,
+            Err(FdeError::Skip(why)) => Some(why),
+            Err(FdeError::Io(e)) => Some(e.to_string()),
+        })
+        .collect();
+    for (f, check) in kept.iter().zip(checks) {
+        match check {
+            None => source.fdes.push(*f),
+            Some(why) => warnings.push(format!(
+                "STACK CFI for the function at {:#x}: {why}; its CFI is left out",
+                f.start
+            )),
+        }
+    }
+    Some(source)
+}
+
+/// Indexes the FDEs of one section that cover code.
+fn collect<'a, S: UnwindSection<R<'a>>>(
+    section: &S,
+    bases: &BaseAddresses,
+    source: Source,
+    layout: &Layout,
+    out: &mut Vec<FdeRef>,
+    warnings: &mut Warnings,
+) {
+    let name = match source {
+        Source::EhFrame => ".eh_frame",
+        Source::DebugFrame => ".debug_frame",
+    };
+    let mut cies: HashMap<usize, CommonInformationEntry<R<'a>>> = HashMap::new();
+    let mut entries = section.entries(bases);
+    let mut bad = 0usize;
+    loop {
+        let entry = match entries.next() {
+            Ok(Some(e)) => e,
+            Ok(None) => break,
+            Err(e) => {
+                warnings.push(format!(
+                    "{name}: {e}; the entries after this point are skipped"
+                ));
+                break;
+            }
+        };
+        let CieOrFde::Fde(partial) = entry else {
+            continue;
+        };
+        let fde = partial.parse(|s, b, offset| {
+            let key: usize = gimli::UnwindOffset::into(offset);
+            if let Some(cie) = cies.get(&key) {
+                return Ok(cie.clone());
+            }
+            let cie = s.cie_from_offset(b, offset)?;
+            cies.insert(key, cie.clone());
+            Ok(cie)
+        });
+        let fde = match fde {
+            Ok(f) => f,
+            Err(_) => {
+                bad += 1;
+                continue;
+            }
+        };
+        let (start, len) = (fde.initial_address(), fde.len());
+        // Zero-length FDEs, and FDEs left at address 0 or a tombstone for code the linker
+        // dropped, describe nothing.
+        if len == 0
+            || layout.code_span_end(start).is_none()
+            || (start == 0 && layout.code_spans.is_empty())
+        {
+            continue;
+        }
+        out.push(FdeRef {
+            start,
+            len,
+            source,
+            offset: fde.offset(),
+        });
+    }
+    if bad > 0 {
+        warnings.push(format!("{name}: {bad} unreadable FDEs skipped"));
+    }
+}
+
+impl CfiSource {
+    fn bases(&self) -> BaseAddresses {
+        BaseAddresses::default()
+            .set_eh_frame(self.eh_frame.address)
+            .set_text(self.text_address)
+            .set_got(self.got_address)
+    }
+
+    fn reader<'a>(&self, data: &'a [u8]) -> R<'a> {
+        EndianSlice::new(data, self.endian)
+    }
+
+    fn configure_eh<'a>(&self, mut s: EhFrame<R<'a>>) -> EhFrame<R<'a>> {
+        s.set_address_size(self.address_size);
+        if self.arch == CfiArch::Arm64 {
+            s.set_vendor(gimli::Vendor::AArch64);
+        }
+        s
+    }
+
+    fn configure_debug<'a>(&self, mut s: DebugFrame<R<'a>>) -> DebugFrame<R<'a>> {
+        s.set_address_size(self.address_size);
+        if self.arch == CfiArch::Arm64 {
+            s.set_vendor(gimli::Vendor::AArch64);
+        }
+        s
+    }
+
+    /// Writes every FDE as STACK CFI records.
+    pub fn write(&self, w: &mut dyn Write) -> io::Result<()> {
+        for f in &self.fdes {
+            match self.write_fde(f, w) {
+                Ok(()) => {}
+                Err(FdeError::Io(e)) => return Err(e),
+                // Checked at extraction; the same input gives the same result.
+                Err(FdeError::Skip(_)) => {}
+            }
+        }
+        Ok(())
+    }
+
+    fn write_fde(&self, f: &FdeRef, w: &mut dyn Write) -> Result<(), FdeError> {
+        let bases = self.bases();
+        match f.source {
+            Source::EhFrame => {
+                let s = self.configure_eh(EhFrame::from(self.reader(&self.eh_frame.data)));
+                let fde = s
+                    .fde_from_offset(&bases, f.offset.into(), |s, b, o| s.cie_from_offset(b, o))
+                    .map_err(|e| FdeError::Skip(e.to_string()))?;
+                self.render(&s, &bases, &fde, w)
+            }
+            Source::DebugFrame => {
+                let s = self.configure_debug(DebugFrame::from(self.reader(&self.debug_frame.data)));
+                let fde = s
+                    .fde_from_offset(&bases, f.offset.into(), |s, b, o| s.cie_from_offset(b, o))
+                    .map_err(|e| FdeError::Skip(e.to_string()))?;
+                self.render(&s, &bases, &fde, w)
+            }
+        }
+    }
+
+    /// Runs an FDE's program and writes its INIT record and one record per change.
+    fn render<'a, S: UnwindSection<R<'a>>>(
+        &self,
+        section: &S,
+        bases: &BaseAddresses,
+        fde: &FrameDescriptionEntry<R<'a>>,
+        w: &mut dyn Write,
+    ) -> Result<(), FdeError> {
+        let cie = fde.cie();
+        let ra = cie.return_address_register().0;
+        let numbering = Numbering::for_cie(self.arch, ra);
+        let factors = Factors {
+            code_alignment: cie.code_alignment_factor(),
+            data_alignment: cie.data_alignment_factor(),
+        };
+        let mut state = RuleSet {
+            cfa: CfaRule::RegisterOffset(0, 0),
+            regs: Vec::new(),
+        };
+        let mut cie_program = cie.instructions(section, bases);
+        vm::run(
+            || cie_program.next(),
+            &factors,
+            &mut state,
+            None,
+            None,
+            &mut |_, _, _| {},
+        )
+        .map_err(FdeError::Skip)?;
+        let initial = state.clone();
+        let mut rows: Vec<(u64, u64, RuleSet)> = Vec::new();
+        let mut program = fde.instructions(section, bases);
+        let range = (fde.initial_address(), fde.end_address());
+        vm::run(
+            || program.next(),
+            &factors,
+            &mut state,
+            Some(&initial),
+            Some(range),
+            &mut |start, end, rules| rows.push((start, end, rules.clone())),
+        )
+        .map_err(FdeError::Skip)?;
+
+        let cx = Renderer {
+            arch: self.arch,
+            numbering,
+            encoding: Encoding {
+                format: gimli::Format::Dwarf32,
+                version: 4,
+                address_size: self.address_size,
+            },
+            ra,
+        };
+        let mut prev: Rendered = Vec::new();
+        let mut first = true;
+        for (start, end, rules) in rows {
+            let expanded = match cx.rules(section, &rules, None) {
+                Ok(r) => vec![(start, r)],
+                Err(expr::ExprError::NeedsPc) => {
+                    if end - start > MAX_PC_EXPANSION {
+                        return Err(FdeError::Skip(
+                            "an address-dependent rule spans too much code".into(),
+                        ));
+                    }
+                    let mut v: Vec<(u64, Rendered)> = Vec::new();
+                    for pc in start..end {
+                        let r = cx.rules(section, &rules, Some(pc)).map_err(skip)?;
+                        if v.last().is_none_or(|(_, last)| *last != r) {
+                            v.push((pc, r));
+                        }
+                    }
+                    v
+                }
+                Err(e) => return Err(skip(e)),
+            };
+            for (address, current) in expanded {
+                let address = address.wrapping_sub(self.bias);
+                if first {
+                    write!(w, "STACK CFI INIT {address:x} {:x}", fde.len())?;
+                    for (_, name, value) in &current {
+                        write!(w, " {name}: {value}")?;
+                    }
+                    writeln!(w)?;
+                    first = false;
+                } else if current != prev {
+                    write!(w, "STACK CFI {address:x}")?;
+                    for (key, name, value) in &current {
+                        if !prev.iter().any(|(k, _, v)| k == key && v == value) {
+                            write!(w, " {name}: {value}")?;
+                        }
+                    }
+                    // A rule that went back to its default (restore, restore_state) is
+                    // written out, or the walker would keep the old one.
+                    for (key, name, _) in &prev {
+                        if !current.iter().any(|(k, _, _)| k == key) {
+                            write!(w, " {name}: {name}")?;
+                        }
+                    }
+                    writeln!(w)?;
+                }
+                prev = current;
+            }
+        }
+        Ok(())
+    }
+}
+
+fn skip(e: expr::ExprError) -> FdeError {
+    match e {
+        expr::ExprError::NeedsPc => FdeError::Skip("a rule needs the program counter".into()),
+        expr::ExprError::Unsupported(what) => {
+            FdeError::Skip(format!("a DWARF expression has no postfix form ({what})"))
+        }
+    }
+}
+
+/// Turns a row of rules into `(sort key, name, postfix)` triples: `.cfa` first, `.ra`
+/// second, then registers by number. Registers whose rule is "same value" are left out:
+/// that is what an unmentioned register means.
+struct Renderer {
+    arch: CfiArch,
+    numbering: Numbering,
+    encoding: Encoding,
+    ra: u16,
+}
+
+impl Renderer {
+    fn rules<'a, S: UnwindSection<R<'a>>>(
+        &self,
+        section: &S,
+        rules: &RuleSet,
+        pc: Option<u64>,
+    ) -> Result<Rendered, expr::ExprError> {
+        let ecx = expr::ExprContext {
+            arch: self.arch,
+            numbering: self.numbering,
+            encoding: self.encoding,
+            pc,
+        };
+        let unsupported = |what: String| expr::ExprError::Unsupported(what);
+        let name = |reg: u16| self.arch.name(self.numbering, reg);
+        let get = |e: &gimli::UnwindExpression<usize>| {
+            e.get(section)
+                .map_err(|err| unsupported(format!("unreadable expression: {err}")))
+        };
+        let mut out = Vec::with_capacity(rules.regs.len() + 2);
+        let cfa = match &rules.cfa {
+            CfaRule::RegisterOffset(reg, offset) => {
+                let base = name(*reg)
+                    .ok_or_else(|| unsupported(format!("CFA uses unknown register {reg}")))?;
+                expr::with_offset(base, *offset)
+            }
+            CfaRule::Expression(e) => expr::translate(get(e)?, &ecx, false)?,
+        };
+        out.push((0, ".cfa".to_string(), cfa));
+        let render = |reg: u16, rule: &Rule| -> Result<Option<String>, expr::ExprError> {
+            Ok(Some(match rule {
+                Rule::Undefined => ".undef".to_string(),
+                Rule::SameValue => match name(reg) {
+                    Some(n) => n.to_string(),
+                    None => return Ok(None),
+                },
+                Rule::Offset(n) => format!("{} ^", expr::with_offset(".cfa", *n)),
+                Rule::ValOffset(n) => expr::with_offset(".cfa", *n),
+                Rule::Register(r) => match name(*r) {
+                    Some(n) => n.to_string(),
+                    None => return Err(unsupported(format!("rule names unknown register {r}"))),
+                },
+                Rule::Expression(e) => format!("{} ^", expr::translate(get(e)?, &ecx, true)?),
+                Rule::ValExpression(e) => expr::translate(get(e)?, &ecx, true)?,
+                Rule::Constant(_) => return Ok(None),
+            }))
+        };
+        let ra = match rules.get(self.ra) {
+            Some(rule) => render(self.ra, rule)?,
+            None => None,
+        };
+        let ra = match ra {
+            Some(r) => r,
+            // No rule: the return address is still where the call put it. On machines
+            // with a link register that is the register itself; on x86 a return address
+            // is never in a register, so there is nothing to recover.
+            None => match self.arch {
+                CfiArch::Arm64 | CfiArch::Ppc | CfiArch::Ppc64 => name(self.ra)
+                    .ok_or_else(|| {
+                        unsupported(format!("unknown return address register {}", self.ra))
+                    })?
+                    .to_string(),
+                CfiArch::X86 | CfiArch::X86_64 => ".undef".to_string(),
+            },
+        };
+        out.push((1, ".ra".to_string(), ra));
+        for (reg, rule) in &rules.regs {
+            if *reg == self.ra || *rule == Rule::SameValue {
+                continue;
+            }
+            // A register with no name here is not one a walker can restore.
+            let Some(n) = name(*reg) else { continue };
+            if let Some(value) = render(*reg, rule)? {
+                out.push((2 + u32::from(*reg), n.to_string(), value));
+            }
+        }
+        Ok(out)
+    }
+}
