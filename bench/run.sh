@@ -46,6 +46,7 @@ measure() { # label, command...
 measure "dumpsyms" "$ours" "$input"
 measure "dumpsyms --inlines" "$ours" --inlines "$input"
 measure "dumpsyms --jobs 1" "$ours" --jobs 1 "$input"
+measure "dumpsyms -c (no CFI)" "$ours" -c "$input"
 if [ -n "$moz" ]; then
     measure "mozilla dump_syms" "$moz" "$input"
     measure "mozilla dump_syms --inlines" "$moz" --inlines "$input"

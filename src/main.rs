@@ -127,9 +127,16 @@ enum Failure {
 
 fn run_one(cli: &Cli, opts: &Options, input: &Path) -> Result<(), Failure> {
     let result = dump(input, opts).map_err(|e| Failure::Message(e.to_string()))?;
-    let warnings = &result.warnings.0;
+    let module = &result.module;
+    let written = write_one(cli, module);
+    // Reported after writing: unwind records that cannot be expressed are only found
+    // while they are rendered.
+    let mut warnings = result.warnings.0.clone();
+    if let Some(cfi) = &module.cfi {
+        warnings.extend(cfi.skipped());
+    }
     if cli.verbose {
-        for w in warnings {
+        for w in &warnings {
             eprintln!("dumpsyms: warning: {}: {w}", input.display());
         }
     } else if !warnings.is_empty() {
@@ -139,7 +146,10 @@ fn run_one(cli: &Cli, opts: &Options, input: &Path) -> Result<(), Failure> {
             warnings.len()
         );
     }
-    let module = &result.module;
+    written
+}
+
+fn write_one(cli: &Cli, module: &dumpsyms::Module) -> Result<(), Failure> {
     let target = match (&cli.store, &cli.output) {
         (Some(dir), _) => Some(
             dir.join(&module.name)

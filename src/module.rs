@@ -2,8 +2,6 @@
 //! module-relative addresses, one function per address, no overlaps, publics only where
 //! no function is, dense and sorted file and origin numbering.
 
-use std::collections::HashMap;
-
 use crate::dwarf::DwarfOutput;
 use crate::error::Warnings;
 use crate::identity::Identity;
@@ -101,19 +99,23 @@ impl Module {
         let mut m = Module::header(identity);
         m.header_only = false;
 
-        // The first mangled symbol at each address.
-        let mut mangled_at: HashMap<u64, &str> = HashMap::new();
-        for s in symbols.iter().filter(|s| s.mangled) {
-            mangled_at.entry(s.address).or_insert(&s.name);
-        }
-        // Names of all symbols at each address, first (symbol-table order) first.
-        let mut by_address: HashMap<u64, Vec<&str>> = HashMap::new();
-        for s in &symbols {
-            let names = by_address.entry(s.address).or_default();
-            if !names.contains(&s.name.as_str()) {
-                names.push(&s.name);
+        // Symbols sorted by address; stable, so that at one address the symbol-table
+        // order (whose first symbol names a PUBLIC) is kept.
+        let mut order: Vec<usize> = (0..symbols.len()).collect();
+        order.sort_by_key(|&i| symbols[i].address);
+        let syms_at = |addr: u64| -> Vec<&Symbol> {
+            let first = order.partition_point(|&i| symbols[i].address < addr);
+            let mut out: Vec<&Symbol> = Vec::new();
+            for &i in order[first..]
+                .iter()
+                .take_while(|&&i| symbols[i].address == addr)
+            {
+                if !out.iter().any(|o| o.raw == symbols[i].raw) {
+                    out.push(&symbols[i]);
+                }
             }
-        }
+            out
+        };
 
         let mut funcs = dwarf.functions;
         // Stable: of several functions at one address the first in DWARF order wins,
@@ -123,48 +125,42 @@ impl Module {
         let mut used_origins = vec![false; dwarf.origins.len()];
         let mut kept: Vec<Function> = Vec::with_capacity(funcs.len());
         let mut overlaps = 0usize;
-        let mut i = 0;
-        while i < funcs.len() {
-            let mut j = i + 1;
-            while j < funcs.len() && funcs[j].start == funcs[i].start {
-                j += 1;
+        let mut iter = funcs.into_iter().peekable();
+        while let Some(first) = iter.next() {
+            let mut dwarf_names: Vec<String> = first.name.iter().cloned().collect();
+            while let Some(same) = iter.next_if(|f| f.start == first.start) {
+                dwarf_names.extend(same.name);
             }
-            let f = std::mem::take(&mut funcs[i].lines);
-            let first = &funcs[i];
-            let sym_names = by_address
-                .get(&first.start)
-                .map(Vec::as_slice)
-                .unwrap_or(&[]);
-            let mut dwarf_names: Vec<&str> = funcs[i..j]
-                .iter()
-                .filter_map(|f| f.name.as_deref())
-                .collect();
             dwarf_names.sort_unstable();
             dwarf_names.dedup();
-            // Several names for the same code (identical code folding, aliases), counted
-            // within one source: a DWARF name and the symbol of a GCC clone
-            // (`f` and `f.constprop.0`) are one function.
-            let multiple = dwarf_names.len() > 1 || sym_names.len() > 1;
             if let Some(prev) = kept.last()
                 && first.start.wrapping_sub(bias) < prev.address + prev.size
             {
                 overlaps += 1;
-                i = j;
                 continue;
             }
-            let name = match &first.name {
-                Some(n) if first.name_from_linkage => n.clone(),
+            let syms_here = syms_at(first.start);
+            // Several names for the same code (identical code folding, aliases), counted
+            // within one source: a DWARF name and the symbol of a GCC clone
+            // (`f` and `f.constprop.0`) are one function.
+            let multiple = dwarf_names.len() > 1 || distinct_names(&syms_here) > 1;
+            let name = match first.name {
+                Some(n) if first.name_from_linkage => n,
                 // GCC gives no linkage name to functions in anonymous namespaces: the name
                 // built from the DIE tree lacks the parameter list every other C++ FUNC
                 // has. The mangled symbol at the same address has it.
-                Some(n) => mangled_at
-                    .get(&first.start)
-                    .map_or_else(|| n.clone(), |s| strip_clone_suffixes(s).to_string()),
-                None => sym_names
-                    .first()
-                    .map_or_else(|| NAME_OMITTED.to_string(), |s| s.to_string()),
+                Some(n) => syms_here
+                    .iter()
+                    .filter(|s| s.is_mangled())
+                    .find_map(|s| s.display_name().filter(|d| *d != s.raw))
+                    .map_or(n, |d| strip_clone_suffixes(&d).to_string()),
+                None => syms_here
+                    .iter()
+                    .find_map(|s| s.display_name())
+                    .unwrap_or_else(|| NAME_OMITTED.to_string()),
             };
-            let lines: Vec<Line> = f
+            let lines: Vec<Line> = first
+                .lines
                 .into_iter()
                 .map(|l| {
                     used_files[l.file as usize] = true;
@@ -178,20 +174,19 @@ impl Module {
                 .collect();
             let inlines: Vec<Inline> = first
                 .inlines
-                .iter()
-                .map(|s| {
+                .into_iter()
+                .map(|mut s| {
                     used_files[s.call_file as usize] = true;
                     used_origins[s.origin] = true;
+                    for r in &mut s.ranges {
+                        *r = (r.0.wrapping_sub(bias), r.1 - r.0);
+                    }
                     Inline {
                         depth: s.depth,
                         call_line: s.call_line,
                         call_file: s.call_file,
                         origin: s.origin as u32,
-                        ranges: s
-                            .ranges
-                            .iter()
-                            .map(|&(a, b)| (a.wrapping_sub(bias), b - a))
-                            .collect(),
+                        ranges: s.ranges,
                     }
                 })
                 .collect();
@@ -203,7 +198,6 @@ impl Module {
                 lines,
                 inlines,
             });
-            i = j;
         }
         if overlaps > 0 {
             warnings.push(format!(
@@ -226,17 +220,21 @@ impl Module {
         }
 
         // PUBLIC: the first symbol at each address not covered by a function.
-        let mut seen = std::collections::HashSet::new();
-        for s in &symbols {
-            let addr = s.address.wrapping_sub(bias);
-            if !seen.insert(s.address) || covered(&kept, addr) {
+        let mut last = None;
+        for &i in &order {
+            let address = symbols[i].address;
+            if last == Some(address) || covered(&kept, address.wrapping_sub(bias)) {
                 continue;
             }
-            let multiple = by_address.get(&s.address).is_some_and(|v| v.len() > 1);
+            last = Some(address);
+            let here = syms_at(address);
+            let Some(name) = here.iter().find_map(|s| s.display_name()) else {
+                continue;
+            };
             m.publics.push(Public {
-                address: addr,
-                name: s.name.clone(),
-                multiple,
+                address: address.wrapping_sub(bias),
+                name,
+                multiple: distinct_names(&here) > 1,
             });
         }
         // By address, for the same order on every run and the order readers expect.
@@ -257,6 +255,18 @@ fn strip_clone_suffixes(name: &str) -> &str {
         }
     }
     name
+}
+
+/// How many different names the symbols at one address show: aliases that demangle
+/// alike (a C++ constructor's C1 and C2 symbols) are one name.
+fn distinct_names(syms: &[&Symbol]) -> usize {
+    if syms.len() < 2 {
+        return syms.len();
+    }
+    let mut names: Vec<String> = syms.iter().filter_map(|s| s.display_name()).collect();
+    names.sort_unstable();
+    names.dedup();
+    names.len()
 }
 
 fn covered(funcs: &[Function], addr: u64) -> bool {

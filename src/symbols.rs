@@ -6,13 +6,25 @@ use object::{Architecture, Object as _, ObjectSymbol as _, SymbolKind};
 use crate::demangle::{Lang, demangle, sanitize};
 use crate::load::Object;
 
-/// A defined function symbol, demangled, at its absolute address.
+/// A defined function symbol at its absolute address, with its name as the symbol table
+/// has it. Names are demangled only when written ([`Symbol::display_name`]): a large
+/// binary has tens of thousands of symbols, nearly all covered by DWARF functions.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Symbol {
     pub address: u64,
-    pub name: String,
-    /// The raw name was mangled (so `name` carries a C++ parameter list or Rust path).
-    pub mangled: bool,
+    pub raw: String,
+}
+
+impl Symbol {
+    /// True for C++ and Rust mangled names.
+    pub fn is_mangled(&self) -> bool {
+        self.raw.starts_with("_Z") || self.raw.starts_with("_R")
+    }
+
+    /// The demangled, writable name; `None` when nothing printable is left.
+    pub fn display_name(&self) -> Option<String> {
+        sanitize(&demangle(&self.raw, Lang::Other))
+    }
 }
 
 /// Defined function symbols of `.symtab`, or of `.dynsym` when there is no `.symtab`, in
@@ -34,16 +46,12 @@ pub fn function_symbols(obj: &Object) -> Vec<Symbol> {
                 continue;
             }
             let Ok(raw) = sym.name_bytes() else { continue };
-            let raw = String::from_utf8_lossy(raw);
-            let demangled = demangle(&raw, Lang::Other);
-            let mangled = demangled != raw;
-            let Some(name) = sanitize(&demangled) else {
+            if raw.is_empty() {
                 continue;
-            };
+            }
             out.push(Symbol {
                 address,
-                name,
-                mangled,
+                raw: String::from_utf8_lossy(raw).into_owned(),
             });
         }
     };

@@ -196,6 +196,23 @@ fn addresses_are_relative_to_the_load_address_unless_dash_a() {
 }
 
 #[test]
+fn stack_cfi_unless_dash_c() {
+    let bin = fixture("bin/aarch64/unwind-gcc-O2");
+    let with = parse(&stdout(&dumpsyms(&[&bin])));
+    let without = stdout(&dumpsyms(&["-c", &bin]));
+    assert!(with.cfi_lines > 20);
+    assert!(!without.contains("STACK"));
+    // Everything else is unchanged.
+    let with_text = stdout(&dumpsyms(&[&bin]));
+    let stripped: String = with_text
+        .lines()
+        .filter(|l| !l.starts_with("STACK"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    assert_eq!(stripped, without);
+}
+
+#[test]
 fn inlines_only_with_dash_d() {
     let bin = fixture("bin/x86_64/cpp-gcc-O2-dwarf5");
     let plain = stdout(&dumpsyms(&[&bin]));

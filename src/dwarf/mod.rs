@@ -149,6 +149,9 @@ pub fn extract(
     let mut out = DwarfOutput::default();
     let mut file_ids: HashMap<String, u32> = HashMap::new();
     let mut origin_ids: HashMap<String, u32> = HashMap::new();
+    // Origin id by index in `wanted`: each DIE's name is interned once, however many
+    // inlined calls it has.
+    let mut origin_of: Vec<Option<u32>> = vec![None; wanted.len()];
     for u in units {
         let remap: Vec<u32> = u
             .files
@@ -161,9 +164,15 @@ pub fn extract(
             }
             for s in &mut p.inlines {
                 s.call_file = remap[s.call_file as usize];
-                let name =
-                    name_of(s.origin).map_or_else(|| "<name omitted>".to_string(), |n| n.0.clone());
-                s.origin = intern(&mut origin_ids, &mut out.origins, name) as usize;
+                // Every origin offset is in `wanted`: it was collected from these sites.
+                let i = wanted.binary_search(&s.origin).unwrap_or_default();
+                let id = *origin_of[i].get_or_insert_with(|| {
+                    let name = resolved[i]
+                        .as_ref()
+                        .map_or_else(|| "<name omitted>".to_string(), |n| n.0.clone());
+                    intern(&mut origin_ids, &mut out.origins, name)
+                });
+                s.origin = id as usize;
             }
             let name = name_of(p.die);
             out.functions.push(FunctionRecord {

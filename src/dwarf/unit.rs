@@ -183,12 +183,20 @@ fn walk<'a>(
             constants::DW_TAG_compile_unit
             | constants::DW_TAG_partial_unit
             | constants::DW_TAG_subprogram
-            | constants::DW_TAG_namespace
-            | constants::DW_TAG_class_type
+            | constants::DW_TAG_namespace => true,
+            // A type names a function's scope only if it has members, or is the
+            // declaration an out-of-line definition (`struct A::B { ... }`) points to.
+            // Most types are neither; deciding from the abbreviation saves reading them.
+            constants::DW_TAG_class_type
             | constants::DW_TAG_structure_type
             | constants::DW_TAG_union_type
-            | constants::DW_TAG_enumeration_type
-            | constants::DW_TAG_interface_type => true,
+            | constants::DW_TAG_interface_type => {
+                abbrev.has_children()
+                    || abbrev
+                        .attributes()
+                        .iter()
+                        .any(|a| a.name() == constants::DW_AT_declaration)
+            }
             _ => false,
         };
         if !wanted {

@@ -1,9 +1,11 @@
 //! STACK CFI: `.eh_frame` and `.debug_frame` turned into `STACK CFI INIT` / `STACK CFI`
 //! records.
 //!
-//! Extraction only indexes and checks the FDEs (in parallel); the records are rendered
-//! again, straight into the output, when the module is written, so CFI text for tens of
-//! thousands of functions is never held in memory.
+//! Extraction only indexes the FDEs. The records are rendered when the module is
+//! written: in parallel, a bounded chunk of FDEs at a time, each chunk written in order,
+//! so CFI text for tens of thousands of functions is never held in memory and the output
+//! does not depend on the thread count. An FDE that cannot be expressed is left out whole
+//! and reported by [`CfiSource::skipped`].
 
 mod expr;
 mod regs;
@@ -28,6 +30,9 @@ use crate::identity::Layout;
 use crate::load::Object;
 
 type R<'a> = EndianSlice<'a, RunTimeEndian>;
+
+/// FDEs rendered together: enough to keep every core busy, few enough to bound memory.
+const CHUNK: usize = 2048;
 
 /// A row whose rules depend on the program counter is split by address, one address at a
 /// time; longer rows than this are not expanded (PLT sections are a few KiB).
@@ -67,10 +72,12 @@ pub struct CfiSource {
     debug_frame: SectionCopy,
     text_address: u64,
     got_address: u64,
-    /// Sorted by address, non-overlapping, each known to render.
+    /// Sorted by address, non-overlapping.
     fdes: Vec<FdeRef>,
     /// Subtracted from every address written.
     bias: u64,
+    /// FDEs left out by the last write, and why.
+    skipped: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
 }
 
 /// A row's rules as written: `(sort key, register, postfix)`, `.cfa` and `.ra` first.
@@ -123,6 +130,7 @@ pub fn extract(
         got_address: obj.file.section_by_name(".got").map_or(0, |s| s.address()),
         fdes: Vec::new(),
         bias,
+        skipped: Default::default(),
     };
     if source.eh_frame.data.is_empty() && source.debug_frame.data.is_empty() {
         return None;
@@ -150,25 +158,7 @@ pub fn extract(
         }
         kept.push(f);
     }
-    // Check every FDE once; those that cannot be written are left out with a warning,
-    // so that writing never fails half-way through a record.
-    let checks: Vec<Option<String>> = kept
-        .par_iter()
-        .map(|f| match source.write_fde(f, &mut io::sink()) {
-            Ok(()) => None,
-            Err(FdeError::Skip(why)) => Some(why),
-            Err(FdeError::Io(e)) => Some(e.to_string()),
-        })
-        .collect();
-    for (f, check) in kept.iter().zip(checks) {
-        match check {
-            None => source.fdes.push(*f),
-            Some(why) => warnings.push(format!(
-                "STACK CFI for the function at {:#x}: {why}; its CFI is left out",
-                f.start
-            )),
-        }
-    }
+    source.fdes = kept;
     Some(source)
 }
 
@@ -269,15 +259,40 @@ impl CfiSource {
 
     /// Writes every FDE as STACK CFI records.
     pub fn write(&self, w: &mut dyn Write) -> io::Result<()> {
-        for f in &self.fdes {
-            match self.write_fde(f, w) {
-                Ok(()) => {}
-                Err(FdeError::Io(e)) => return Err(e),
-                // Checked at extraction; the same input gives the same result.
-                Err(FdeError::Skip(_)) => {}
+        let mut skipped = Vec::new();
+        for chunk in self.fdes.chunks(CHUNK) {
+            // Rendered in parallel into one buffer per FDE, written in address order.
+            let rendered: Vec<Result<Vec<u8>, String>> = chunk
+                .par_iter()
+                .map(|f| {
+                    let mut buf = Vec::with_capacity(256);
+                    match self.write_fde(f, &mut buf) {
+                        Ok(()) => Ok(buf),
+                        Err(FdeError::Skip(why)) => Err(why),
+                        Err(FdeError::Io(e)) => Err(e.to_string()),
+                    }
+                })
+                .collect();
+            for (f, r) in chunk.iter().zip(rendered) {
+                match r {
+                    Ok(buf) => w.write_all(&buf)?,
+                    Err(why) => skipped.push(format!(
+                        "STACK CFI for the function at {:#x}: {why}; its CFI is left out",
+                        f.start
+                    )),
+                }
             }
         }
+        *self.skipped.lock().unwrap_or_else(|e| e.into_inner()) = skipped;
         Ok(())
+    }
+
+    /// The FDEs the last [`CfiSource::write`] left out, and why.
+    pub fn skipped(&self) -> Vec<String> {
+        self.skipped
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
     }
 
     fn write_fde(&self, f: &FdeRef, w: &mut dyn Write) -> Result<(), FdeError> {

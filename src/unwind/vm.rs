@@ -254,3 +254,144 @@ pub fn run(
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use gimli::Register;
+
+    fn run_all(
+        cie: Vec<CallFrameInstruction<usize>>,
+        fde: Vec<CallFrameInstruction<usize>>,
+        range: (u64, u64),
+    ) -> Result<Vec<(u64, u64, RuleSet)>, String> {
+        let factors = Factors {
+            code_alignment: 1,
+            data_alignment: -8,
+        };
+        let mut state = RuleSet {
+            cfa: CfaRule::RegisterOffset(0, 0),
+            regs: Vec::new(),
+        };
+        let mut it = cie.into_iter();
+        run(
+            || Ok(it.next()),
+            &factors,
+            &mut state,
+            None,
+            None,
+            &mut |_, _, _| {},
+        )?;
+        let initial = state.clone();
+        let mut rows = Vec::new();
+        let mut it = fde.into_iter();
+        run(
+            || Ok(it.next()),
+            &factors,
+            &mut state,
+            Some(&initial),
+            Some(range),
+            &mut |a, b, r| rows.push((a, b, r.clone())),
+        )?;
+        Ok(rows)
+    }
+
+    use CallFrameInstruction as I;
+
+    fn x86_64_cie() -> Vec<CallFrameInstruction<usize>> {
+        vec![
+            I::DefCfa {
+                register: Register(7),
+                offset: 8,
+            },
+            I::Offset {
+                register: Register(16),
+                factored_offset: 1,
+            },
+        ]
+    }
+
+    #[test]
+    fn epilogue_state_is_remembered_and_restored() {
+        let rows = run_all(
+            x86_64_cie(),
+            vec![
+                I::AdvanceLoc { delta: 1 },
+                I::DefCfaOffset { offset: 16 },
+                I::Offset {
+                    register: Register(3),
+                    factored_offset: 2,
+                },
+                I::AdvanceLoc { delta: 4 },
+                I::RememberState,
+                I::DefCfaOffset { offset: 8 },
+                I::Restore {
+                    register: Register(3),
+                },
+                I::AdvanceLoc { delta: 1 },
+                I::RestoreState,
+            ],
+            (0x100, 0x110),
+        )
+        .unwrap();
+        let spans: Vec<(u64, u64)> = rows.iter().map(|r| (r.0, r.1)).collect();
+        assert_eq!(
+            spans,
+            vec![
+                (0x100, 0x101),
+                (0x101, 0x105),
+                (0x105, 0x106),
+                (0x106, 0x110)
+            ]
+        );
+        // After `restore`, rbx has no rule again (the CIE gave it none).
+        assert_eq!(rows[2].2.get(3), None);
+        assert_eq!(rows[2].2.cfa, CfaRule::RegisterOffset(7, 8));
+        // `restore_state` brings back both the CFA and rbx's rule.
+        assert_eq!(rows[3].2.cfa, CfaRule::RegisterOffset(7, 16));
+        assert_eq!(rows[3].2.get(3), Some(&Rule::Offset(-16)));
+        assert_eq!(rows[3].2.get(16), Some(&Rule::Offset(-8)));
+    }
+
+    #[test]
+    fn explicit_undefined_is_kept_apart_from_no_rule() {
+        let rows = run_all(
+            vec![I::DefCfa {
+                register: Register(31),
+                offset: 0,
+            }],
+            vec![
+                I::AdvanceLoc { delta: 4 },
+                I::Undefined {
+                    register: Register(30),
+                },
+            ],
+            (0x900, 0x934),
+        )
+        .unwrap();
+        assert_eq!(rows[0].2.get(30), None);
+        assert_eq!(rows[1].2.get(30), Some(&Rule::Undefined));
+    }
+
+    #[test]
+    fn damaged_programs_are_errors() {
+        assert!(run_all(x86_64_cie(), vec![I::RestoreState], (0, 8)).is_err());
+        assert!(
+            run_all(
+                x86_64_cie(),
+                vec![I::SetLoc { address: 4 }, I::SetLoc { address: 2 }],
+                (0, 8)
+            )
+            .is_err()
+        );
+        assert!(run_all(vec![I::AdvanceLoc { delta: 1 }], vec![], (0, 8)).is_err());
+        let many: Vec<_> = (0..100).map(|_| I::RememberState).collect();
+        assert!(run_all(x86_64_cie(), many, (0, 8)).is_err());
+        // Advancing past the end clips the row to the FDE.
+        let rows = run_all(x86_64_cie(), vec![I::AdvanceLoc { delta: 1000 }], (0, 8)).unwrap();
+        assert_eq!(
+            rows.iter().map(|r| (r.0, r.1)).collect::<Vec<_>>(),
+            vec![(0, 8)]
+        );
+    }
+}

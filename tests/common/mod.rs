@@ -53,6 +53,8 @@ pub fn parse(text: &str) -> SymFile {
     );
     sym.module = first.to_string();
     let mut stage = 0; // 0 header, 1 FILE, 2 INLINE_ORIGIN, 3 FUNC, 4 PUBLIC, 5 STACK
+    // The current STACK CFI INIT's range and the last record's address.
+    let mut cfi_range: Option<(u64, u64, u64)> = None;
     for line in lines {
         assert!(
             !line.ends_with(' ') && !line.is_empty(),
@@ -176,6 +178,7 @@ pub fn parse(text: &str) -> SymFile {
             "STACK" => {
                 advance(&mut stage, 5);
                 sym.cfi_lines += 1;
+                check_stack_cfi(rest, &mut cfi_range, line);
             }
             _ => {
                 assert_eq!(stage, 3, "line record outside FUNC: {line}");
@@ -208,6 +211,60 @@ pub fn parse(text: &str) -> SymFile {
         }
     }
     sym
+}
+
+/// STACK CFI structure: INIT records sorted and disjoint, each with `.cfa` and `.ra`;
+/// other records inside their INIT's range, in increasing order; every rule
+/// `REG: expression` with a non-empty expression.
+fn check_stack_cfi(rest: &str, range: &mut Option<(u64, u64, u64)>, line: &str) {
+    let rules = if let Some(init) = rest.strip_prefix("CFI INIT ") {
+        let mut f = init.splitn(3, ' ');
+        let a = hex(f.next().unwrap(), line);
+        let n = hex(f.next().expect("INIT without size"), line);
+        assert!(n > 0, "empty STACK CFI INIT: {line}");
+        if let Some((start, size, _)) = range {
+            assert!(
+                *start + *size <= a,
+                "STACK CFI INIT overlaps or is unsorted: {line}"
+            );
+        }
+        *range = Some((a, n, a));
+        let rules = f.next().expect("INIT without rules");
+        assert!(
+            rules.contains(".cfa: ") && rules.contains(".ra: "),
+            "INIT lacks .cfa or .ra: {line}"
+        );
+        rules
+    } else {
+        let row = rest
+            .strip_prefix("CFI ")
+            .unwrap_or_else(|| panic!("unknown STACK record: {line}"));
+        let (a, rules) = row.split_once(' ').expect("STACK CFI without rules");
+        let a = hex(a, line);
+        let (start, size, last) = range.as_mut().expect("STACK CFI before INIT");
+        assert!(
+            a > *last && a < *start + *size,
+            "STACK CFI out of order or outside INIT: {line}"
+        );
+        *last = a;
+        rules
+    };
+    let mut expecting_register = true;
+    for tok in rules.split(' ') {
+        if tok.ends_with(':') {
+            assert!(
+                !expecting_register || tok == rules.split(' ').next().unwrap(),
+                "empty rule in {line}"
+            );
+            expecting_register = false;
+        } else {
+            assert!(!expecting_register, "rule without register in {line}");
+        }
+    }
+    assert!(
+        !expecting_register && !rules.ends_with(':'),
+        "rule without expression in {line}"
+    );
 }
 
 /// What a symbol file says about one address.
