@@ -7,6 +7,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+pub mod debugfile;
 pub mod demangle;
 pub mod dwarf;
 pub mod error;
@@ -71,6 +72,8 @@ impl Default for Options {
 pub struct Dump {
     pub module: Module,
     pub warnings: Warnings,
+    /// The separate debug file the DWARF came from, if one was used.
+    pub debug_file: Option<PathBuf>,
 }
 
 /// Reads `path` and builds its symbol file model. Fails only when nothing useful can be
@@ -91,15 +94,38 @@ pub fn dump(path: &Path, opts: &Options) -> Result<Dump, Error> {
         return Ok(Dump {
             module: Module::header(identity),
             warnings,
+            debug_file: None,
         });
     }
     let layout = identity::layout(&obj);
+
+    // A stripped binary: DWARF and the full symbol table come from its debug file;
+    // identity, layout and the runtime's unwind tables from the binary itself.
+    let debug = if debugfile::lacks_dwarf(&obj) {
+        debugfile::find(&obj, path, &opts.debug_dirs, &mut warnings)
+    } else {
+        None
+    };
+    let debug_obj = debug
+        .as_ref()
+        .and_then(|d| match load::Object::parse(&d.input) {
+            Ok(o) => Some(o),
+            Err(e) => {
+                warnings.push(format!("debug file {e}"));
+                None
+            }
+        });
+    let dwarf_source = debug_obj.as_ref().unwrap_or(&obj);
+
     let dwarf_opts = dwarf::DwarfOptions {
         inlines: opts.inlines,
         cross_unit_refs: opts.cross_unit_refs,
     };
-    let functions = dwarf::extract(&obj, &layout, dwarf_opts, &mut warnings);
-    let symbols = symbols::function_symbols(&obj);
+    let functions = dwarf::extract(dwarf_source, &layout, dwarf_opts, &mut warnings);
+    let mut symbols = symbols::function_symbols(dwarf_source);
+    if symbols.is_empty() && debug_obj.is_some() {
+        symbols = symbols::function_symbols(&obj);
+    }
     let bias = if opts.keep_load_address {
         0
     } else {
@@ -109,9 +135,13 @@ pub fn dump(path: &Path, opts: &Options) -> Result<Dump, Error> {
     let mut module = Module::build(identity, functions, symbols, bias, &mut warnings);
     module.write_multiple = opts.multiple_field;
     if opts.cfi {
-        module.cfi = unwind::extract(&obj, arch, &layout, bias, &mut warnings);
+        module.cfi = unwind::extract(&obj, debug_obj.as_ref(), arch, &layout, bias, &mut warnings);
     }
-    Ok(Dump { module, warnings })
+    Ok(Dump {
+        module,
+        warnings,
+        debug_file: debug.map(|d| d.path),
+    })
 }
 
 fn basename(path: &Path) -> String {

@@ -127,6 +127,15 @@ enum Failure {
 
 fn run_one(cli: &Cli, opts: &Options, input: &Path) -> Result<(), Failure> {
     let result = dump(input, opts).map_err(|e| Failure::Message(e.to_string()))?;
+    if cli.verbose
+        && let Some(debug) = &result.debug_file
+    {
+        eprintln!(
+            "dumpsyms: {}: using debug file {}",
+            input.display(),
+            debug.display()
+        );
+    }
     let module = &result.module;
     let written = write_one(cli, module);
     // Reported after writing: unwind records that cannot be expressed are only found

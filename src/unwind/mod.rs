@@ -95,10 +95,13 @@ impl From<io::Error> for FdeError {
     }
 }
 
-/// Reads and checks the unwind tables of `obj`. `None` when the architecture has no
-/// STACK CFI support or there are no tables.
+/// Indexes the unwind tables of `obj`, taking `.eh_frame` or `.debug_frame` from its
+/// separate debug file where the binary has none (stripping moves `.debug_frame` there;
+/// a debug file's `.eh_frame` is empty). `None` when the architecture has no STACK CFI
+/// support or there are no tables.
 pub fn extract(
     obj: &Object,
+    debug: Option<&Object>,
     arch: &str,
     layout: &Layout,
     bias: u64,
@@ -112,9 +115,17 @@ pub fn extract(
         }
         return None;
     };
-    let copy = |name: &str, warnings: &mut Warnings| SectionCopy {
-        data: obj.section_data(name, warnings).into_owned(),
-        address: obj.file.section_by_name(name).map_or(0, |s| s.address()),
+    let copy = |name: &str, warnings: &mut Warnings| {
+        for source in std::iter::once(obj).chain(debug) {
+            let data = source.section_data(name, warnings);
+            if !data.is_empty() {
+                return SectionCopy {
+                    data: data.into_owned(),
+                    address: source.file.section_by_name(name).map_or(0, |s| s.address()),
+                };
+            }
+        }
+        SectionCopy::default()
     };
     let mut source = CfiSource {
         arch: cfi_arch,

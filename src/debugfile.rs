@@ -1,0 +1,146 @@
+//! Finding a stripped binary's separate debug file: by GNU build ID under `.build-id`
+//! directories, and by `.gnu_debuglink` (name and CRC32) in the places GDB looks.
+
+use std::path::{Path, PathBuf};
+
+use object::{Object as _, ObjectSection as _};
+
+use crate::error::Warnings;
+use crate::identity;
+use crate::load::{Input, Object};
+
+/// The system-wide debug directory distributions install debug files into.
+pub const SYSTEM_DEBUG_DIR: &str = "/usr/lib/debug";
+
+/// A debug file found for a binary.
+pub struct DebugFile {
+    pub path: PathBuf,
+    pub input: Input,
+}
+
+/// True when `obj` has no DWARF of its own worth reading.
+pub fn lacks_dwarf(obj: &Object) -> bool {
+    obj.file
+        .section_by_name(".debug_info")
+        .is_none_or(|s| s.size() == 0 || s.kind() == object::SectionKind::UninitializedData)
+}
+
+/// Looks for the debug file of `obj` (read from `binary`): first by build ID, then by
+/// debug link. `debug_dirs` are searched before the system directory. Problems (a link
+/// that resolves nowhere, a file whose CRC or build ID does not match) are warnings.
+pub fn find(
+    obj: &Object,
+    binary: &Path,
+    debug_dirs: &[PathBuf],
+    warnings: &mut Warnings,
+) -> Option<DebugFile> {
+    let build_id = identity::build_id(obj).filter(|id| id.len() >= 2);
+    let mut roots: Vec<PathBuf> = debug_dirs.to_vec();
+    roots.push(PathBuf::from(SYSTEM_DEBUG_DIR));
+
+    if let Some(id) = build_id {
+        let hex = identity::hex_upper(id).to_lowercase();
+        for root in &roots {
+            let candidate = root
+                .join(".build-id")
+                .join(&hex[..2])
+                .join(format!("{}.debug", &hex[2..]));
+            if let Some(found) = open_matching(&candidate, Some(id), None, warnings) {
+                return Some(found);
+            }
+        }
+    }
+
+    let (name, crc) = debuglink(obj)?;
+    let dir = binary
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let absolute_dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+    let relative_dir = absolute_dir.strip_prefix("/").unwrap_or(&absolute_dir);
+    let mut candidates = vec![dir.join(&name), dir.join(".debug").join(&name)];
+    for root in &roots {
+        candidates.push(root.join(relative_dir).join(&name));
+        candidates.push(root.join(&name));
+    }
+    for candidate in &candidates {
+        if let Some(found) = open_matching(candidate, build_id, Some(crc), warnings) {
+            return Some(found);
+        }
+    }
+    let searched: Vec<String> = candidates.iter().map(|c| c.display().to_string()).collect();
+    warnings.push(format!(
+        "debug link {name:?} (CRC {crc:08x}) not found; searched {}",
+        searched.join(", ")
+    ));
+    None
+}
+
+/// The `.gnu_debuglink` file name and CRC32.
+fn debuglink(obj: &Object) -> Option<(String, u32)> {
+    let data = obj.file.section_by_name(".gnu_debuglink")?.data().ok()?;
+    let nul = data.iter().position(|&b| b == 0)?;
+    let name = String::from_utf8_lossy(&data[..nul]).into_owned();
+    // The CRC follows the name, its NUL and padding to a 4-byte boundary.
+    let at = (nul + 1).next_multiple_of(4);
+    let bytes: [u8; 4] = data.get(at..at + 4)?.try_into().ok()?;
+    let crc = if obj.is_big_endian() {
+        u32::from_be_bytes(bytes)
+    } else {
+        u32::from_le_bytes(bytes)
+    };
+    (!name.is_empty() && !name.contains('/')).then_some((name, crc))
+}
+
+/// Opens `path` if it exists and is the right file: the same build ID when both have
+/// one, the debug link's CRC when one is given.
+fn open_matching(
+    path: &Path,
+    build_id: Option<&[u8]>,
+    crc: Option<u32>,
+    warnings: &mut Warnings,
+) -> Option<DebugFile> {
+    if !path.is_file() {
+        return None;
+    }
+    let input = match Input::open(path) {
+        Ok(i) => i,
+        Err(e) => {
+            warnings.push(format!("debug file candidate {e}"));
+            return None;
+        }
+    };
+    if let Some(expected) = crc {
+        let actual = crc32fast::hash(input.bytes());
+        if actual != expected {
+            warnings.push(format!(
+                "{}: CRC {actual:08x} does not match the debug link's {expected:08x}; not used",
+                path.display()
+            ));
+            return None;
+        }
+    }
+    let obj = match Object::parse(&input) {
+        Ok(o) => o,
+        Err(e) => {
+            warnings.push(format!("debug file candidate {e}"));
+            return None;
+        }
+    };
+    if let (Some(want), Some(have)) = (build_id, identity::build_id(&obj))
+        && want != have
+    {
+        warnings.push(format!(
+            "{}: build ID {} does not match the binary's {}; not used",
+            path.display(),
+            identity::hex_upper(have),
+            identity::hex_upper(want)
+        ));
+        return None;
+    }
+    drop(obj);
+    Some(DebugFile {
+        path: path.to_path_buf(),
+        input,
+    })
+}

@@ -1,0 +1,173 @@
+//! Debug info kept where real builds keep it. Every fixture here was made from
+//! bin/x86_64/c-gcc-O2-dwarf5 by objcopy (fixtures/make-fixtures.sh), so each must dump to
+//! exactly that binary's symbol file; that file's agreement with llvm-symbolizer is
+//! checked by tests/oracle.rs.
+
+mod common;
+
+use std::process::{Command, Output};
+
+use common::*;
+
+const NAME: &str = "c-gcc-O2-dwarf5";
+
+fn dumpsyms(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_dumpsyms"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn path(rel: &str) -> String {
+    fixtures().join(rel).to_string_lossy().into_owned()
+}
+
+fn reference() -> String {
+    String::from_utf8(dumpsyms(&["-d", &path(&format!("bin/x86_64/{NAME}"))]).stdout).unwrap()
+}
+
+/// Dumps `rel` named like the original, with `-v`; returns (stdout, stderr).
+fn dump(rel: &str, extra: &[&str]) -> (String, String) {
+    let target = path(rel);
+    let mut args = vec!["-d", "-v", "-n", NAME];
+    args.extend_from_slice(extra);
+    args.push(&target);
+    let out = dumpsyms(&args);
+    assert!(
+        out.status.success(),
+        "{rel}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+#[test]
+fn debuglink_beside_the_binary() {
+    let (sym, err) = dump("extra/debuglink/app", &[]);
+    assert_eq!(sym, reference());
+    assert!(
+        err.contains(&format!(
+            "using debug file {}",
+            path("extra/debuglink/app.debug")
+        )),
+        "{err}"
+    );
+}
+
+#[test]
+fn debuglink_in_dot_debug() {
+    let (sym, err) = dump("extra/debuglink-dotdebug/app", &[]);
+    assert_eq!(sym, reference());
+    assert!(err.contains(".debug/app.debug"), "{err}");
+}
+
+#[test]
+fn build_id_tree_in_a_debug_dir() {
+    let root = path("extra/debugroot");
+    // Both ways of naming a debug directory: Breakpad's trailing argument and --debug-dir.
+    let (sym, err) = dump("extra/buildid/app", &["--debug-dir", &root]);
+    assert_eq!(sym, reference());
+    assert!(
+        err.contains(".build-id/7d/6b17b5f780b9a1454269c447a919b4f9932026.debug"),
+        "{err}"
+    );
+    let out = dumpsyms(&["-d", "-n", NAME, &path("extra/buildid/app"), &root]);
+    assert_eq!(String::from_utf8(out.stdout).unwrap(), reference());
+}
+
+#[test]
+fn without_its_debug_file_a_stripped_binary_still_has_its_identity_and_cfi() {
+    let out = dumpsyms(&["-n", NAME, &path("extra/buildid/app")]);
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    let sym = parse(&text);
+    assert_eq!(text.lines().next(), reference().lines().next());
+    assert!(sym.funcs.is_empty());
+    // --strip-all left only .dynsym, where an executable defines no functions.
+    assert!(sym.publics.is_empty());
+    let cfi = |s: &str| {
+        s.lines()
+            .filter(|l| l.starts_with("STACK"))
+            .map(str::to_string)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(cfi(&text), cfi(&reference()));
+}
+
+#[test]
+fn a_debug_link_with_the_wrong_crc_is_not_used() {
+    let out = dumpsyms(&["-v", &path("extra/crc-mismatch/app")]);
+    assert!(out.status.success());
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.contains("does not match the debug link's"), "{err}");
+    assert!(err.contains("debug link \"app.debug\""), "{err}");
+    assert!(
+        parse(&String::from_utf8(out.stdout).unwrap())
+            .funcs
+            .is_empty()
+    );
+}
+
+#[test]
+fn a_build_id_tree_file_of_another_build_is_not_used() {
+    let dir = std::env::temp_dir().join(format!("dumpsyms-wrong-id-{}", std::process::id()));
+    let slot = dir.join(".build-id/7d");
+    std::fs::create_dir_all(&slot).unwrap();
+    std::fs::copy(
+        path("extra/crc-mismatch/app.debug"),
+        slot.join("6b17b5f780b9a1454269c447a919b4f9932026.debug"),
+    )
+    .unwrap();
+    let out = dumpsyms(&[
+        "-v",
+        "--debug-dir",
+        dir.to_str().unwrap(),
+        &path("extra/buildid/app"),
+    ]);
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.contains("does not match the binary's 7D6B17B5"),
+        "{err}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn the_debug_file_given_directly() {
+    let out = dumpsyms(&["-d", "-n", NAME, &path("extra/debuglink/app.debug")]);
+    let sym = String::from_utf8(out.stdout).unwrap();
+    let reference = reference();
+    // The same identity, functions, lines and publics; the debug file's .eh_frame is
+    // empty, so it has no CFI.
+    let without_cfi = |s: &str| {
+        s.lines()
+            .filter(|l| !l.starts_with("STACK"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    assert_eq!(without_cfi(&sym), without_cfi(&reference));
+}
+
+#[test]
+fn compressed_debug_sections() {
+    for rel in [
+        "extra/compressed/app-zstd",
+        "extra/compressed/app-zdebug",
+        "bin/x86_64/c-gcc-O2-dwarf5-zlib",
+    ] {
+        let (sym, _) = dump(rel, &[]);
+        let module_line = |s: &str| s.lines().next().unwrap().to_string();
+        // The zlib build is a separate link (its own build ID); the other two are the
+        // same binary recompressed.
+        if rel.ends_with("zlib") {
+            let body = |s: &str| s.lines().skip(2).map(str::to_string).collect::<Vec<_>>();
+            assert_eq!(body(&sym), body(&reference()), "{rel}");
+        } else {
+            assert_eq!(module_line(&sym), module_line(&reference()));
+            assert_eq!(sym, reference(), "{rel}");
+        }
+    }
+}
