@@ -1,7 +1,7 @@
 //! Function symbols from the ELF symbol tables: the source of `PUBLIC` records and of
 //! names for functions the DWARF leaves unnamed.
 
-use object::{Architecture, Object as _, ObjectSymbol as _, SymbolKind};
+use object::{Architecture, FileFlags, Object as _, ObjectSection as _, ObjectSymbol as _, SymbolKind};
 
 use crate::demangle::{Lang, demangle, sanitize};
 use crate::load::Object;
@@ -31,6 +31,7 @@ impl Symbol {
 /// symbol-table order.
 pub fn function_symbols(obj: &Object) -> Vec<Symbol> {
     let thumb = obj.file.architecture() == Architecture::Arm;
+    let opd = FunctionDescriptors::of(obj);
     let mut out = Vec::new();
     let mut collect = |syms: &mut dyn Iterator<Item = object::Symbol<'_, '_>>| {
         for sym in syms {
@@ -41,6 +42,13 @@ pub fn function_symbols(obj: &Object) -> Vec<Symbol> {
             if thumb {
                 // The low bit of an ARM function symbol marks Thumb code, not an address.
                 address &= !1;
+            }
+            if let Some(opd) = &opd {
+                match opd.entry(address) {
+                    Some(Some(code)) => address = code,
+                    Some(None) => continue,
+                    None => {}
+                }
             }
             if address == 0 {
                 continue;
@@ -62,4 +70,51 @@ pub fn function_symbols(obj: &Object) -> Vec<Symbol> {
         collect(&mut obj.file.dynamic_symbols());
     }
     out
+}
+
+/// ppc64 ELFv1 function descriptors: a function symbol's value is the address of its
+/// descriptor in `.opd`, whose first doubleword is the code address.
+struct FunctionDescriptors<'a> {
+    address: u64,
+    data: &'a [u8],
+    big_endian: bool,
+}
+
+impl<'a> FunctionDescriptors<'a> {
+    fn of(obj: &Object<'a>) -> Option<Self> {
+        if obj.file.architecture() != Architecture::PowerPc64 {
+            return None;
+        }
+        // e_flags bits 0-1: 1 is ELFv1, 2 is ELFv2, 0 (old toolchains) means ELFv1.
+        if let FileFlags::Elf { e_flags, .. } = obj.file.flags()
+            && e_flags.0 & 3 == 2
+        {
+            return None;
+        }
+        let section = obj.file.section_by_name(".opd")?;
+        Some(FunctionDescriptors {
+            address: section.address(),
+            data: section.data().ok()?,
+            big_endian: obj.is_big_endian(),
+        })
+    }
+
+    /// `None` when `address` is not in `.opd`; `Some(None)` when it is but the
+    /// descriptor cannot be read.
+    fn entry(&self, address: u64) -> Option<Option<u64>> {
+        let offset = usize::try_from(address.checked_sub(self.address)?).ok()?;
+        if offset >= self.data.len() {
+            return None;
+        }
+        let word: [u8; 8] = match self.data.get(offset..offset + 8).and_then(|b| b.try_into().ok()) {
+            Some(w) => w,
+            None => return Some(None),
+        };
+        let code = if self.big_endian {
+            u64::from_be_bytes(word)
+        } else {
+            u64::from_le_bytes(word)
+        };
+        Some((code != 0).then_some(code))
+    }
 }

@@ -148,6 +148,28 @@ fn publics_come_from_the_symbol_table_when_there_is_no_dwarf() {
 }
 
 #[test]
+fn ppc64_elfv1_publics_are_at_code_not_descriptors() {
+    for name in ["unwind-gcc-O2", "unwind-gcc-O2-nofp"] {
+        let opd = std::fs::read_to_string(fixtures().join(format!("oracle/ppc64/{name}.opd"))).unwrap();
+        let code: std::collections::BTreeMap<String, u64> = opd
+            .lines()
+            .map(|l| {
+                let (a, n) = l.split_once(' ').unwrap();
+                (n.to_string(), u64::from_str_radix(a, 16).unwrap())
+            })
+            .collect();
+        let sym = parse(&stdout(&dumpsyms(&[&fixture(&format!("bin/ppc64/{name}"))])));
+        assert!(sym.publics.len() >= 5);
+        for (addr, pname, _) in &sym.publics {
+            assert_eq!(code.get(pname), Some(addr), "{name}: PUBLIC {pname}");
+        }
+        for f in &sym.funcs {
+            assert_eq!(code.get(&f.name), Some(&f.address), "{name}: FUNC {}", f.name);
+        }
+    }
+}
+
+#[test]
 fn publics_are_only_where_no_function_is() {
     let sym = parse(&stdout(&dumpsyms(&[&fixture(
         "bin/x86_64/c-gcc-O2-dwarf5",
