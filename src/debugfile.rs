@@ -144,3 +144,39 @@ fn open_matching(
         input,
     })
 }
+
+/// Bounds a decompressed MiniDebugInfo ELF: real ones are a few hundred KiB.
+const MAX_MINI_DEBUGINFO: usize = 256 << 20;
+
+/// The ELF embedded xz-compressed in `.gnu_debugdata` (MiniDebugInfo, as Fedora and
+/// Android ship it): a symbol table for binaries stripped of everything else.
+pub fn mini_debuginfo(obj: &Object, binary: &Path, warnings: &mut Warnings) -> Option<Input> {
+    let section = obj.file.section_by_name(".gnu_debugdata")?;
+    let compressed = section.data().ok()?;
+    let mut out = LimitedWriter(Vec::new());
+    if let Err(e) = lzma_rs::xz_decompress(&mut std::io::BufReader::new(compressed), &mut out) {
+        warnings.push(format!(".gnu_debugdata: cannot decompress (xz): {e}"));
+        return None;
+    }
+    let mut name = binary.as_os_str().to_os_string();
+    name.push(":.gnu_debugdata");
+    Some(Input::from_bytes(PathBuf::from(name), out.0))
+}
+
+struct LimitedWriter(Vec<u8>);
+
+impl std::io::Write for LimitedWriter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if self.0.len() + buf.len() > MAX_MINI_DEBUGINFO {
+            return Err(std::io::Error::other(
+                "decompressed data larger than 256 MiB",
+            ));
+        }
+        self.0.extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}

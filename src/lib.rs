@@ -126,6 +126,18 @@ pub fn dump(path: &Path, opts: &Options) -> Result<Dump, Error> {
     if symbols.is_empty() && debug_obj.is_some() {
         symbols = symbols::function_symbols(&obj);
     }
+    // No debug file and no .symtab: MiniDebugInfo's symbol table, beside .dynsym.
+    let mini = if debug_obj.is_none() && !symbols::has_symtab(&obj) {
+        debugfile::mini_debuginfo(&obj, path, &mut warnings)
+    } else {
+        None
+    };
+    if let Some(mini) = &mini {
+        match load::Object::parse(mini) {
+            Ok(mini_obj) => symbols.extend(symbols::function_symbols(&mini_obj)),
+            Err(e) => warnings.push(format!("MiniDebugInfo {e}")),
+        }
+    }
     let bias = if opts.keep_load_address {
         0
     } else {

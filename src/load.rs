@@ -15,10 +15,16 @@ use crate::error::{Error, ErrorKind, Warnings};
 /// would let a few bytes of input allocate gigabytes.
 const MAX_DECOMPRESSION_RATIO: u64 = 256;
 
-/// An input file mapped into memory.
+/// An input file: mapped into memory, or held in a buffer when it was itself extracted
+/// from another file (MiniDebugInfo).
 pub struct Input {
     path: PathBuf,
-    map: Mmap,
+    bytes: Bytes,
+}
+
+enum Bytes {
+    Mapped(Mmap),
+    Owned(Vec<u8>),
 }
 
 impl Input {
@@ -42,8 +48,16 @@ impl Input {
         let map = unsafe { Mmap::map(&file) }.map_err(io)?;
         Ok(Input {
             path: path.to_path_buf(),
-            map,
+            bytes: Bytes::Mapped(map),
         })
+    }
+
+    /// An input held in memory; `path` names it in messages.
+    pub fn from_bytes(path: PathBuf, bytes: Vec<u8>) -> Input {
+        Input {
+            path,
+            bytes: Bytes::Owned(bytes),
+        }
     }
 
     /// The file's path as given.
@@ -53,7 +67,10 @@ impl Input {
 
     /// The whole file.
     pub fn bytes(&self) -> &[u8] {
-        &self.map
+        match &self.bytes {
+            Bytes::Mapped(m) => m,
+            Bytes::Owned(v) => v,
+        }
     }
 }
 

@@ -1,7 +1,9 @@
 //! Function symbols from the ELF symbol tables: the source of `PUBLIC` records and of
 //! names for functions the DWARF leaves unnamed.
 
-use object::{Architecture, FileFlags, Object as _, ObjectSection as _, ObjectSymbol as _, SymbolKind};
+use object::{
+    Architecture, FileFlags, Object as _, ObjectSection as _, ObjectSymbol as _, SymbolKind,
+};
 
 use crate::demangle::{Lang, demangle, sanitize};
 use crate::load::Object;
@@ -25,6 +27,11 @@ impl Symbol {
     pub fn display_name(&self) -> Option<String> {
         sanitize(&demangle(&self.raw, Lang::Other))
     }
+}
+
+/// True when `obj` has a non-empty `.symtab`.
+pub fn has_symtab(obj: &Object) -> bool {
+    obj.file.symbols().next().is_some()
 }
 
 /// Defined function symbols of `.symtab`, or of `.dynsym` when there is no `.symtab`, in
@@ -106,7 +113,11 @@ impl<'a> FunctionDescriptors<'a> {
         if offset >= self.data.len() {
             return None;
         }
-        let word: [u8; 8] = match self.data.get(offset..offset + 8).and_then(|b| b.try_into().ok()) {
+        let word: [u8; 8] = match self
+            .data
+            .get(offset..offset + 8)
+            .and_then(|b| b.try_into().ok())
+        {
             Some(w) => w,
             None => return Some(None),
         };

@@ -150,7 +150,8 @@ fn publics_come_from_the_symbol_table_when_there_is_no_dwarf() {
 #[test]
 fn ppc64_elfv1_publics_are_at_code_not_descriptors() {
     for name in ["unwind-gcc-O2", "unwind-gcc-O2-nofp"] {
-        let opd = std::fs::read_to_string(fixtures().join(format!("oracle/ppc64/{name}.opd"))).unwrap();
+        let opd =
+            std::fs::read_to_string(fixtures().join(format!("oracle/ppc64/{name}.opd"))).unwrap();
         let code: std::collections::BTreeMap<String, u64> = opd
             .lines()
             .map(|l| {
@@ -158,13 +159,20 @@ fn ppc64_elfv1_publics_are_at_code_not_descriptors() {
                 (n.to_string(), u64::from_str_radix(a, 16).unwrap())
             })
             .collect();
-        let sym = parse(&stdout(&dumpsyms(&[&fixture(&format!("bin/ppc64/{name}"))])));
+        let sym = parse(&stdout(&dumpsyms(&[&fixture(&format!(
+            "bin/ppc64/{name}"
+        ))])));
         assert!(sym.publics.len() >= 5);
         for (addr, pname, _) in &sym.publics {
             assert_eq!(code.get(pname), Some(addr), "{name}: PUBLIC {pname}");
         }
         for f in &sym.funcs {
-            assert_eq!(code.get(&f.name), Some(&f.address), "{name}: FUNC {}", f.name);
+            assert_eq!(
+                code.get(&f.name),
+                Some(&f.address),
+                "{name}: FUNC {}",
+                f.name
+            );
         }
     }
 }

@@ -171,3 +171,57 @@ fn compressed_debug_sections() {
         }
     }
 }
+
+#[test]
+fn mini_debuginfo_symbols_become_publics() {
+    let out = dumpsyms(&["-v", &path("extra/minidebuginfo/app")]);
+    assert!(out.status.success());
+    let sym = parse(&String::from_utf8(out.stdout).unwrap());
+    assert!(sym.funcs.is_empty());
+    // Every FUNC symbol of the original binary (readelf -s, recorded by the fixture
+    // script) is named at its address, by one of the names it has there.
+    let nm = std::fs::read_to_string(fixtures().join(format!("oracle/x86_64/{NAME}.nm"))).unwrap();
+    let mut expected: std::collections::BTreeMap<u64, Vec<String>> = Default::default();
+    for line in nm.lines() {
+        let (addr, name) = line.split_once(' ').unwrap();
+        expected
+            .entry(u64::from_str_radix(addr, 16).unwrap())
+            .or_default()
+            .push(name.to_string());
+    }
+    let got: std::collections::BTreeMap<u64, String> = sym
+        .publics
+        .iter()
+        .map(|(a, n, _)| (*a, n.clone()))
+        .collect();
+    assert_eq!(
+        got.keys().collect::<Vec<_>>(),
+        expected.keys().collect::<Vec<_>>()
+    );
+    for (addr, name) in &got {
+        assert!(expected[addr].contains(name), "{addr:#x}: {name}");
+    }
+}
+
+#[test]
+fn broken_mini_debuginfo_is_a_warning() {
+    let mut bytes = std::fs::read(path("extra/minidebuginfo/app")).unwrap();
+    let file = object::File::parse(&*bytes).unwrap();
+    use object::{Object as _, ObjectSection as _};
+    let (offset, size) = file
+        .section_by_name(".gnu_debugdata")
+        .unwrap()
+        .file_range()
+        .unwrap();
+    drop(file);
+    for b in &mut bytes[offset as usize + 32..(offset + size) as usize - 32] {
+        *b ^= 0x5a;
+    }
+    let broken = std::env::temp_dir().join(format!("dumpsyms-mini-{}", std::process::id()));
+    std::fs::write(&broken, &bytes).unwrap();
+    let out = dumpsyms(&["-v", broken.to_str().unwrap()]);
+    assert!(out.status.success());
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.contains(".gnu_debugdata: cannot decompress"), "{err}");
+    std::fs::remove_file(&broken).unwrap();
+}
