@@ -121,7 +121,18 @@ pub fn dump(path: &Path, opts: &Options) -> Result<Dump, Error> {
         inlines: opts.inlines,
         cross_unit_refs: opts.cross_unit_refs,
     };
-    let functions = dwarf::extract(dwarf_source, &layout, dwarf_opts, &mut warnings);
+    let split_paths = dwarf::SplitPaths {
+        binary: path.to_path_buf(),
+        debug_file: debug.as_ref().map(|d| d.path.clone()),
+        debug_dirs: opts.debug_dirs.clone(),
+    };
+    let functions = dwarf::extract(
+        dwarf_source,
+        &layout,
+        dwarf_opts,
+        &split_paths,
+        &mut warnings,
+    );
     let mut symbols = symbols::function_symbols(dwarf_source);
     if symbols.is_empty() && debug_obj.is_some() {
         symbols = symbols::function_symbols(&obj);

@@ -129,37 +129,47 @@ impl<'a> Object<'a> {
     /// zlib or zstd, or the older `.zdebug_*` form). A missing section is empty; one that
     /// cannot be read is empty with a warning.
     pub fn section_data(&self, name: &str, warnings: &mut Warnings) -> Cow<'a, [u8]> {
-        let Some(section) = self.file.section_by_name(name) else {
-            return Cow::Borrowed(&[]);
-        };
-        let compressed = match section.compressed_data() {
-            Ok(c) => c,
-            Err(e) => {
-                warnings.push(format!("section {name}: cannot read: {e}"));
-                return Cow::Borrowed(&[]);
-            }
-        };
-        let limit = (self.data.len() as u64).saturating_mul(MAX_DECOMPRESSION_RATIO);
-        if compressed.format != object::CompressionFormat::None
-            && compressed.uncompressed_size > limit
-        {
-            warnings.push(format!(
-                "section {name}: claims an uncompressed size of {} bytes, more than this file could hold; ignored",
-                compressed.uncompressed_size
-            ));
-            return Cow::Borrowed(&[]);
-        }
-        match compressed.decompress() {
-            Ok(bytes) => bytes,
-            Err(e) => {
-                warnings.push(format!("section {name}: cannot decompress: {e}"));
-                Cow::Borrowed(&[])
-            }
-        }
+        section_data(&self.file, self.data.len(), name, warnings)
     }
 
     /// True for big-endian files.
     pub fn is_big_endian(&self) -> bool {
         !self.file.is_little_endian()
+    }
+}
+
+/// The contents of section `name` of `file` (whose bytes are `file_len` long),
+/// decompressed if needed; empty when missing or unreadable (with a warning).
+pub fn section_data<'a>(
+    file: &object::File<'a>,
+    file_len: usize,
+    name: &str,
+    warnings: &mut Warnings,
+) -> Cow<'a, [u8]> {
+    let Some(section) = file.section_by_name(name) else {
+        return Cow::Borrowed(&[]);
+    };
+    let compressed = match section.compressed_data() {
+        Ok(c) => c,
+        Err(e) => {
+            warnings.push(format!("section {name}: cannot read: {e}"));
+            return Cow::Borrowed(&[]);
+        }
+    };
+    let limit = (file_len as u64).saturating_mul(MAX_DECOMPRESSION_RATIO);
+    if compressed.format != object::CompressionFormat::None && compressed.uncompressed_size > limit
+    {
+        warnings.push(format!(
+            "section {name}: claims an uncompressed size of {} bytes, more than this file could hold; ignored",
+            compressed.uncompressed_size
+        ));
+        return Cow::Borrowed(&[]);
+    }
+    match compressed.decompress() {
+        Ok(bytes) => bytes,
+        Err(e) => {
+            warnings.push(format!("section {name}: cannot decompress: {e}"));
+            Cow::Borrowed(&[])
+        }
     }
 }

@@ -225,3 +225,60 @@ fn broken_mini_debuginfo_is_a_warning() {
     assert!(err.contains(".gnu_debugdata: cannot decompress"), "{err}");
     std::fs::remove_file(&broken).unwrap();
 }
+
+/// Split DWARF: the same program as bin/x86_64/c-gcc-O2-dwarf4/5 (built by the same
+/// command, less -gsplit-dwarf), so everything but the build ID must come out the same.
+#[test]
+fn split_dwarf_dumps_like_the_unsplit_build() {
+    for (dir, version) in [("dwo4", 4), ("dwo5", 5), ("dwp4", 4), ("dwp5", 5)] {
+        let split = dumpsyms(&[
+            "-d",
+            "-v",
+            "-n",
+            "app",
+            &path(&format!("extra/split/{dir}/app")),
+        ]);
+        let whole = dumpsyms(&[
+            "-d",
+            "-n",
+            "app",
+            &path(&format!("bin/x86_64/c-gcc-O2-dwarf{version}")),
+        ]);
+        let err = String::from_utf8(split.stderr.clone()).unwrap();
+        assert!(err.is_empty(), "{dir}: {err}");
+        let body = |o: &Output| {
+            String::from_utf8(o.stdout.clone())
+                .unwrap()
+                .lines()
+                .skip(2)
+                .map(str::to_string)
+                .collect::<Vec<_>>()
+        };
+        assert!(
+            body(&split)
+                .iter()
+                .filter(|l| l.starts_with("FUNC"))
+                .count()
+                >= 9,
+            "{dir}"
+        );
+        assert_eq!(body(&split), body(&whole), "{dir}");
+    }
+}
+
+#[test]
+fn a_missing_dwo_is_a_warning_naming_it() {
+    let dir = std::env::temp_dir().join(format!("dumpsyms-nodwo-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::copy(path("extra/split/dwo5/app"), dir.join("app")).unwrap();
+    let out = dumpsyms(&["-v", dir.join("app").to_str().unwrap()]);
+    assert!(out.status.success());
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.contains("split DWARF file \"app-sample.dwo\" not found"),
+        "{err}"
+    );
+    let sym = parse(&String::from_utf8(out.stdout).unwrap());
+    assert!(sym.funcs.is_empty());
+    std::fs::remove_dir_all(&dir).unwrap();
+}

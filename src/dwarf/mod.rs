@@ -3,10 +3,12 @@
 
 mod lines;
 mod names;
+mod split;
 mod unit;
 
 use std::borrow::Cow;
 use std::collections::HashMap;
+use std::sync::OnceLock;
 
 use gimli::{EndianSlice, RunTimeEndian, Section as _};
 use rayon::prelude::*;
@@ -15,16 +17,23 @@ use crate::error::Warnings;
 use crate::identity::Layout;
 use crate::load::Object;
 use names::DieIndex;
+pub use split::SplitPaths;
 pub use unit::{InlineSite, LineRow};
 
 pub(crate) type R<'a> = EndianSlice<'a, RunTimeEndian>;
 
 /// What the per-unit workers share.
+#[derive(Clone, Copy)]
 pub(crate) struct Context<'d, 'a> {
     pub dwarf: &'d gimli::Dwarf<R<'a>>,
     pub layout: &'d Layout,
     pub inlines: bool,
     pub cross_unit_refs: bool,
+    pub endian: RunTimeEndian,
+    pub paths: &'d SplitPaths,
+    /// One slot per unit for its `.dwo`, filled by the worker that needs it.
+    pub dwos: &'a [OnceLock<Option<split::DwoFile>>],
+    pub dwp: Option<&'d gimli::DwarfPackage<R<'a>>>,
 }
 
 /// Options for extraction.
@@ -66,6 +75,7 @@ pub fn extract(
     obj: &Object,
     layout: &Layout,
     opts: DwarfOptions,
+    paths: &SplitPaths,
     warnings: &mut Warnings,
 ) -> DwarfOutput {
     let endian = if obj.is_big_endian() {
@@ -106,18 +116,33 @@ pub fn extract(
         .chain(std::iter::once(total))
         .collect();
 
+    let dwp_file = split::find_dwp(paths, warnings);
+    let dwp = dwp_file.as_ref().and_then(|f| match f.package(endian) {
+        Ok(p) => Some(p),
+        Err(e) => {
+            warnings.push(format!("{}: {e}", f.path.display()));
+            None
+        }
+    });
+    let dwos: Vec<OnceLock<Option<split::DwoFile>>> =
+        headers.iter().map(|_| OnceLock::new()).collect();
     let cx = Context {
         dwarf: &dwarf,
         layout,
         inlines: opts.inlines,
         cross_unit_refs: opts.cross_unit_refs,
+        endian,
+        paths,
+        dwos: &dwos,
+        dwp: dwp.as_ref(),
     };
     // Units are independent; `collect` keeps input order, so the merge below (and the
     // output) does not depend on how rayon schedules them.
     let units: Vec<unit::UnitOutput> = headers
         .into_par_iter()
         .zip(ends.into_par_iter())
-        .map(|(h, end)| unit::process(&cx, h, end))
+        .enumerate()
+        .map(|(i, (h, end))| unit::process(&cx, h, end, i))
         .collect();
     for u in &units {
         warnings.extend(u.warnings.clone());

@@ -81,12 +81,13 @@ struct Frame {
     ctx: Ctx,
 }
 
-/// Processes one unit. Damage is reported in the output's warnings; what was read before
-/// it is kept.
+/// Processes one unit (`index` is its position in `.debug_info`). Damage is reported in
+/// the output's warnings; what was read before it is kept.
 pub(crate) fn process<'a>(
     cx: &Context<'_, 'a>,
     header: UnitHeader<R<'a>>,
     end: usize,
+    index: usize,
 ) -> UnitOutput<'a> {
     let start = header.offset().0;
     let mut out = UnitOutput {
@@ -105,26 +106,137 @@ pub(crate) fn process<'a>(
             return out;
         }
     };
-    if unit.dwo_id.is_some()
-        && matches!(
-            unit.header.type_(),
-            gimli::UnitType::Skeleton(_) | gimli::UnitType::Compilation
-        )
-    {
-        out.warnings.push(format!(
-            "compilation unit at {start:#x} is a split-DWARF skeleton; its functions are in a .dwo file, which is not read"
-        ));
+    match unit.dwo_id {
+        Some(id) => split(cx, &unit, id, index, &mut out),
+        None => build(cx, cx.dwarf, &unit, start, &unit, &mut out),
     }
+    out
+}
+
+/// A skeleton unit: its DIEs are in a `.dwo` file or a `.dwp` package, its line table
+/// is here.
+fn split<'a>(
+    cx: &Context<'_, 'a>,
+    skeleton: &gimli::Unit<R<'a>>,
+    id: gimli::DwoId,
+    index: usize,
+    out: &mut UnitOutput<'a>,
+) {
+    let at = skeleton.header.offset().0;
+    let dwo_name = skeleton
+        .dwo_name()
+        .ok()
+        .flatten()
+        .and_then(|v| cx.dwarf.attr_string(skeleton, v).ok())
+        .map(|s| String::from_utf8_lossy(s.slice()).into_owned())
+        .unwrap_or_default();
+    let mut dwarf = None;
+    if let Some(dwp) = cx.dwp {
+        match dwp.find_cu(id, cx.dwarf) {
+            Ok(found) => dwarf = found,
+            Err(e) => out
+                .warnings
+                .push(format!("compilation unit at {at:#x}: .dwp package: {e}")),
+        }
+    }
+    if dwarf.is_none() && !dwo_name.is_empty() {
+        let slot = &cx.dwos[index];
+        let mut w = Warnings::default();
+        let comp_dir = skeleton
+            .comp_dir
+            .map(|d| String::from_utf8_lossy(d.slice()).into_owned());
+        let candidates = super::split::dwo_candidates(comp_dir.as_deref(), &dwo_name, cx.paths);
+        let file = slot.get_or_init(|| {
+            let path = candidates.iter().find(|p| p.is_file())?;
+            super::split::load_dwo(path, &mut w)
+        });
+        for msg in w.0 {
+            out.warnings
+                .push(format!("compilation unit at {at:#x}: {msg}"));
+        }
+        match file {
+            Some(f) => dwarf = Some(f.dwarf(cx.endian, cx.dwarf)),
+            None => {
+                let searched: Vec<String> =
+                    candidates.iter().map(|c| c.display().to_string()).collect();
+                out.warnings.push(format!(
+                    "compilation unit at {at:#x}: split DWARF file {dwo_name:?} not found (searched {}); its functions are missing",
+                    searched.join(", ")
+                ));
+            }
+        }
+    }
+    let Some(dwarf) = dwarf else {
+        if dwo_name.is_empty() {
+            out.warnings.push(format!(
+                "compilation unit at {at:#x}: split DWARF unit {:#x} is not in the .dwp package",
+                id.0
+            ));
+        }
+        return;
+    };
+    let mut units = dwarf.units();
+    let unit = loop {
+        match units.next() {
+            Ok(Some(h)) => match dwarf.unit(h) {
+                Ok(u) if u.dwo_id == Some(id) => break u,
+                Ok(_) => continue,
+                Err(e) => {
+                    out.warnings
+                        .push(format!("compilation unit at {at:#x}: split unit: {e}"));
+                    return;
+                }
+            },
+            Ok(None) => {
+                out.warnings.push(format!(
+                    "compilation unit at {at:#x}: no unit with DWO id {:#x} in {dwo_name:?}",
+                    id.0
+                ));
+                return;
+            }
+            Err(e) => {
+                out.warnings
+                    .push(format!("compilation unit at {at:#x}: split unit: {e}"));
+                return;
+            }
+        }
+    };
+    let mut unit = unit;
+    unit.copy_relocated_attributes(skeleton);
+    // Each split unit gets its own range of offsets, above every `.debug_info` offset,
+    // so that the name index can hold DIEs of many files.
+    let space = (index + 1) << SPLIT_SPACE_SHIFT;
+    let start = space + unit.header.offset().0;
+    out.dies.start = start;
+    out.dies.end = start + unit.header.length_including_self();
+    build(cx, &dwarf, &unit, start, skeleton, out);
+}
+
+/// Where split units' DIE offsets start: `(index + 1) << 40`, far above any real
+/// `.debug_info` size.
+const SPLIT_SPACE_SHIFT: u32 = if usize::BITS >= 64 { 40 } else { 24 };
+
+/// Walks the DIEs of `unit` (in `dwarf`, offsets counted from `start`) and attaches the
+/// rows of `line_unit`'s line table: the same unit, or a split unit's skeleton.
+fn build<'a>(
+    cx: &Context<'_, 'a>,
+    dwarf: &gimli::Dwarf<R<'a>>,
+    unit: &gimli::Unit<R<'a>>,
+    start: usize,
+    line_unit: &gimli::Unit<R<'a>>,
+    out: &mut UnitOutput<'a>,
+) {
+    let walk_cx = Context { dwarf, ..*cx };
     let mut funcs: Vec<FuncDraft> = Vec::new();
-    if let Err(e) = walk(cx, &unit, start, &mut out.dies, &mut funcs) {
+    if let Err(e) = walk(&walk_cx, unit, start, &mut out.dies, &mut funcs) {
         out.warnings.push(format!(
             "compilation unit at {start:#x}: {e}; the rest of this unit is skipped"
         ));
     }
     if funcs.is_empty() {
-        return out;
+        return;
     }
-    let program = unit.line_program.clone();
+    let program = line_unit.line_program.clone();
     let header = program.as_ref().map(|p| p.header().clone());
     let rows = match program {
         Some(p) => {
@@ -138,15 +250,28 @@ pub(crate) fn process<'a>(
         }
         None => Vec::new(),
     };
-    let mut files = FileTable::new(cx.dwarf, &unit, header.as_ref());
+    let mut files = FileTable::new(cx.dwarf, line_unit, header.as_ref());
+    // A split unit's inlined calls name files of its own line table (in the .dwo).
+    let split_header = (!std::ptr::eq(unit, line_unit))
+        .then(|| unit.line_program.as_ref().map(|p| p.header().clone()))
+        .flatten();
+    let mut split_files = split_header
+        .as_ref()
+        .map(|h| FileTable::new(dwarf, unit, Some(h)));
     for f in &funcs {
         for &(lo, hi) in &f.ranges {
-            let lines = clip_lines(&rows, lo, hi, |i| files.slot(cx.dwarf, &unit, i));
-            let inlines = clip_sites(&f.sites, lo, hi, |i| match i {
-                Some(i) => files
-                    .slot(cx.dwarf, &unit, i)
-                    .or_else(|| files.primary_slot()),
-                None => files.primary_slot(),
+            let lines = clip_lines(&rows, lo, hi, |i| files.slot(cx.dwarf, line_unit, i));
+            let inlines = clip_sites(&f.sites, lo, hi, |i| match &mut split_files {
+                Some(t) => i
+                    .and_then(|i| t.slot(dwarf, unit, i))
+                    .or_else(|| t.primary_slot())
+                    .map(|s| s | SPLIT_FILE),
+                None => match i {
+                    Some(i) => files
+                        .slot(cx.dwarf, line_unit, i)
+                        .or_else(|| files.primary_slot()),
+                    None => files.primary_slot(),
+                },
             });
             out.pieces.push(Piece {
                 die: f.die,
@@ -157,9 +282,23 @@ pub(crate) fn process<'a>(
             });
         }
     }
+    // The split table's slots follow the line table's.
+    let base = files.paths.len() as u32;
+    for p in &mut out.pieces {
+        for s in &mut p.inlines {
+            if s.call_file & SPLIT_FILE != 0 {
+                s.call_file = (s.call_file & !SPLIT_FILE) + base;
+            }
+        }
+    }
     out.files = files.paths;
-    out
+    if let Some(t) = split_files {
+        out.files.extend(t.paths);
+    }
 }
+
+/// Marks a call-file slot of a split unit's own file table until the tables are joined.
+const SPLIT_FILE: u32 = 1 << 31;
 
 fn walk<'a>(
     cx: &Context<'_, 'a>,
