@@ -87,6 +87,22 @@ pub struct Object<'a> {
 impl<'a> Object<'a> {
     /// Parses the container and rejects kinds this tool cannot dump.
     pub fn parse(input: &'a Input) -> Result<Object<'a>, Error> {
+        let obj = Object::parse_any(input)?;
+        if obj.file.kind() == object::ObjectKind::Relocatable {
+            return Err(Error::new(
+                input.path(),
+                ErrorKind::Unsupported(
+                    "relocatable object (.o): its debug info is not relocated; dump the linked binary"
+                        .into(),
+                ),
+            ));
+        }
+        Ok(obj)
+    }
+
+    /// Parses an ELF file of any kind: dwz's alternate files are `ET_REL`, yet need no
+    /// relocation (they hold no code).
+    pub fn parse_any(input: &'a Input) -> Result<Object<'a>, Error> {
         let path = input.path();
         let data = input.bytes();
         let kind = object::FileKind::parse(data).map_err(|_| {
@@ -113,15 +129,6 @@ impl<'a> Object<'a> {
                 )),
             )
         })?;
-        if file.kind() == object::ObjectKind::Relocatable {
-            return Err(Error::new(
-                path,
-                ErrorKind::Unsupported(
-                    "relocatable object (.o): its debug info is not relocated; dump the linked binary"
-                        .into(),
-                ),
-            ));
-        }
         Ok(Object { path, file, data })
     }
 

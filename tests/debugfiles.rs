@@ -282,3 +282,67 @@ fn a_missing_dwo_is_a_warning_naming_it() {
     assert!(sym.funcs.is_empty());
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// dwz: two debug files sharing an alternate file; names, types and strings behind
+/// DW_FORM_GNU_ref_alt / DW_FORM_ref_sup4 and DW_FORM_GNU_strp_alt / DW_FORM_strp_sup
+/// must resolve as they did before dwz rewrote the files.
+#[test]
+fn dwz_alternate_files_resolve_names() {
+    for v in [4, 5] {
+        for opt in ["O0", "O2"] {
+            let name = format!("cpp-gcc-{opt}-dwarf{v}");
+            let rewritten = dumpsyms(&["-d", "-v", &path(&format!("extra/dwz{v}/{name}"))]);
+            let original = dumpsyms(&["-d", &path(&format!("bin/x86_64/{name}"))]);
+            let err = String::from_utf8(rewritten.stderr.clone()).unwrap();
+            assert!(err.is_empty(), "dwz{v}/{name}: {err}");
+            assert_eq!(
+                String::from_utf8(rewritten.stdout).unwrap(),
+                String::from_utf8(original.stdout).unwrap(),
+                "dwz{v}/{name}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_missing_alternate_file_is_a_warning_naming_it() {
+    let dir = std::env::temp_dir().join(format!("dumpsyms-noalt-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::copy(path("extra/dwz4/cpp-gcc-O2-dwarf4"), dir.join("app")).unwrap();
+    let out = dumpsyms(&["-v", dir.join("app").to_str().unwrap()]);
+    assert!(out.status.success());
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.contains(
+            "alternate debug file \"/usr/lib/debug/.dwz/dumpsyms-fixture.debug\" (dwz) not found"
+        ),
+        "{err}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn an_alternate_file_is_found_by_build_id_in_a_debug_dir() {
+    let dir = std::env::temp_dir().join(format!("dumpsyms-altid-{}", std::process::id()));
+    let slot = dir.join("root/.build-id/0c");
+    std::fs::create_dir_all(&slot).unwrap();
+    std::fs::copy(path("extra/dwz4/cpp-gcc-O2-dwarf4"), dir.join("app")).unwrap();
+    std::fs::copy(
+        path("extra/dwz4/dumpsyms-fixture.debug"),
+        slot.join("6e5a0f1ee1573978f6ebf0cafc9b6fcededaa4.debug"),
+    )
+    .unwrap();
+    let out = dumpsyms(&[
+        "-d",
+        "-v",
+        "-n",
+        "cpp-gcc-O2-dwarf4",
+        "--debug-dir",
+        dir.join("root").to_str().unwrap(),
+        dir.join("app").to_str().unwrap(),
+    ]);
+    assert_eq!(String::from_utf8(out.stderr).unwrap(), "");
+    let original = dumpsyms(&["-d", &path("bin/x86_64/cpp-gcc-O2-dwarf4")]);
+    assert_eq!(out.stdout, original.stdout);
+    std::fs::remove_dir_all(&dir).unwrap();
+}

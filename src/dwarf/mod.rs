@@ -4,6 +4,7 @@
 mod lines;
 mod names;
 mod split;
+mod sup;
 mod unit;
 
 use std::borrow::Cow;
@@ -34,7 +35,14 @@ pub(crate) struct Context<'d, 'a> {
     /// One slot per unit for its `.dwo`, filled by the worker that needs it.
     pub dwos: &'a [OnceLock<Option<split::DwoFile>>],
     pub dwp: Option<&'d gimli::DwarfPackage<R<'a>>>,
+    /// Added to `.debug_info` offsets read in this file: 0 for the main file, a range of
+    /// its own for a split unit's `.dwo` and for dwz's alternate file.
+    pub space: usize,
 }
+
+/// The offset range of dwz's alternate file in the name index: above main and split
+/// offsets (see `unit::SPLIT_SPACE_SHIFT`).
+pub(crate) const SUP_SPACE: usize = if usize::BITS >= 64 { 1 << 62 } else { 1 << 31 };
 
 /// Options for extraction.
 #[derive(Debug, Clone, Copy)]
@@ -83,13 +91,27 @@ pub fn extract(
     } else {
         RunTimeEndian::Little
     };
-    let sections = gimli::DwarfSections::load(|id| -> Result<Cow<[u8]>, ()> {
-        Ok(obj.section_data(id.name(), warnings))
-    })
-    .unwrap_or_else(|()| unreachable!("the section loader never fails"));
-    let dwarf = sections.borrow(|s| EndianSlice::new(s, endian));
+    // dwz: the alternate file holding the DIEs and strings several debug files share.
+    let source_path = paths.debug_file.as_deref().unwrap_or(&paths.binary);
+    let alt = sup::alt_link(obj)
+        .and_then(|link| sup::find(&link, source_path, &paths.debug_dirs, warnings));
+    let alt_obj = alt
+        .as_ref()
+        .and_then(|(p, input)| match Object::parse_any(input) {
+            Ok(o) => Some(o),
+            Err(e) => {
+                warnings.push(format!("alternate debug file {}: {e}", p.display()));
+                None
+            }
+        });
+    let alt_sections = alt_obj.as_ref().map(|o| load_sections(o, warnings));
+    let sections = load_sections(obj, warnings);
+    let mut dwarf = sections.borrow(|s| EndianSlice::new(s, endian));
     if dwarf.debug_info.reader().is_empty() {
         return DwarfOutput::default();
+    }
+    if let Some(alt) = &alt_sections {
+        dwarf.set_sup(alt.borrow(|s| EndianSlice::new(s, endian)));
     }
 
     let mut headers = Vec::new();
@@ -135,6 +157,7 @@ pub fn extract(
         paths,
         dwos: &dwos,
         dwp: dwp.as_ref(),
+        space: 0,
     };
     // Units are independent; `collect` keeps input order, so the merge below (and the
     // output) does not depend on how rayon schedules them.
@@ -147,10 +170,41 @@ pub fn extract(
     for u in &units {
         warnings.extend(u.warnings.clone());
     }
-
-    let index = DieIndex {
-        units: units.iter().map(|u| &u.dies).collect(),
+    // The alternate file's units only feed the name index: it holds no code.
+    let sup_units: Vec<unit::UnitOutput> = match dwarf.sup() {
+        Some(sup) => {
+            let sup_cx = Context {
+                dwarf: sup,
+                space: SUP_SPACE,
+                ..cx
+            };
+            let mut headers = Vec::new();
+            let mut iter = sup.units();
+            while let Ok(Some(h)) = iter.next() {
+                headers.push(h);
+            }
+            let total = sup.debug_info.reader().len();
+            let ends: Vec<usize> = headers
+                .iter()
+                .skip(1)
+                .map(|h| h.offset().0)
+                .chain([total])
+                .collect();
+            headers
+                .into_par_iter()
+                .zip(ends)
+                .map(|(h, end)| unit::process(&sup_cx, h, end, usize::MAX))
+                .collect()
+        }
+        None => Vec::new(),
     };
+
+    let mut index = DieIndex {
+        units: units.iter().chain(&sup_units).map(|u| &u.dies).collect(),
+    };
+    // Lookups binary-search units by offset; split and alternate files' units have
+    // offsets of their own ranges, out of `.debug_info` order.
+    index.units.sort_by_key(|u| u.start);
     let mut wanted: Vec<usize> = units
         .iter()
         .flat_map(|u| u.pieces.iter())
@@ -211,6 +265,17 @@ pub fn extract(
         }
     }
     out
+}
+
+/// The DWARF sections of `obj`, decompressed where needed; missing ones are empty.
+fn load_sections<'a>(
+    obj: &Object<'a>,
+    warnings: &mut Warnings,
+) -> gimli::DwarfSections<Cow<'a, [u8]>> {
+    gimli::DwarfSections::load(|id| -> Result<Cow<[u8]>, ()> {
+        Ok(obj.section_data(id.name(), warnings))
+    })
+    .unwrap_or_else(|()| unreachable!("the section loader never fails"))
 }
 
 fn intern(ids: &mut HashMap<String, u32>, list: &mut Vec<String>, s: String) -> u32 {

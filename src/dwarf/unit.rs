@@ -89,7 +89,9 @@ pub(crate) fn process<'a>(
     end: usize,
     index: usize,
 ) -> UnitOutput<'a> {
-    let start = header.offset().0;
+    // Offsets in the name index: this file's range plus the `.debug_info` offset.
+    let start = cx.space + header.offset().0;
+    let end = cx.space + end;
     let mut out = UnitOutput {
         dies: UnitDies {
             start,
@@ -226,7 +228,11 @@ fn build<'a>(
     line_unit: &gimli::Unit<R<'a>>,
     out: &mut UnitOutput<'a>,
 ) {
-    let walk_cx = Context { dwarf, ..*cx };
+    let walk_cx = Context {
+        dwarf,
+        space: start - unit.header.offset().0,
+        ..*cx
+    };
     let mut funcs: Vec<FuncDraft> = Vec::new();
     if let Err(e) = walk(&walk_cx, unit, start, &mut out.dies, &mut funcs) {
         out.warnings.push(format!(
@@ -465,9 +471,9 @@ fn string<'a>(
     (!bytes.is_empty()).then_some(bytes)
 }
 
-/// A reference attribute as a `.debug_info` offset. References into other units are only
-/// followed when allowed (`-r` turns them off); references into type units or
-/// supplementary files are not followed here.
+/// A reference attribute as an offset in the name index. References into other units
+/// (and dwz's alternate file) are only followed when allowed (`-r` turns them off);
+/// references into type units are not followed.
 fn reference(
     cx: &Context<'_, '_>,
     unit: &gimli::Unit<R<'_>>,
@@ -475,12 +481,14 @@ fn reference(
     entry: &DebuggingInformationEntry<R<'_>>,
     name: DwAt,
 ) -> Option<usize> {
+    let _ = unit;
     match attr(entry, name)? {
-        AttributeValue::UnitRef(o) => {
-            let _ = unit;
-            start.checked_add(o.0)
+        AttributeValue::UnitRef(o) => start.checked_add(o.0),
+        AttributeValue::DebugInfoRef(o) if cx.cross_unit_refs => cx.space.checked_add(o.0),
+        // dwz: a DIE in the alternate file.
+        AttributeValue::DebugInfoRefSup(o) if cx.cross_unit_refs => {
+            super::SUP_SPACE.checked_add(o.0)
         }
-        AttributeValue::DebugInfoRef(o) if cx.cross_unit_refs => Some(o.0),
         _ => None,
     }
 }

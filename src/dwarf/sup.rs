@@ -1,0 +1,130 @@
+//! dwz's shared debug info: the alternate ("supplementary") file that
+//! `.gnu_debugaltlink` (or DWARF 5's `.debug_sup`) names, holding the DIEs and strings
+//! several debug files share, referred to by `DW_FORM_GNU_ref_alt` / `DW_FORM_ref_sup*`
+//! and `DW_FORM_GNU_strp_alt` / `DW_FORM_strp_sup`.
+
+use std::path::{Path, PathBuf};
+
+use object::{Object as _, ObjectSection as _};
+
+use crate::debugfile::SYSTEM_DEBUG_DIR;
+use crate::error::Warnings;
+use crate::identity;
+use crate::load::{Input, Object};
+
+/// The alternate file a debug file links to: where it says, and the build ID it must
+/// have (empty when the link gives none).
+pub struct AltLink {
+    pub path: String,
+    pub build_id: Vec<u8>,
+}
+
+/// Reads `.gnu_debugaltlink` (path, NUL, build ID) or `.debug_sup` (version, flag, path,
+/// NUL, checksum length and bytes).
+pub fn alt_link(obj: &Object) -> Option<AltLink> {
+    if let Some(data) = obj
+        .file
+        .section_by_name(".gnu_debugaltlink")
+        .and_then(|s| s.data().ok())
+    {
+        let nul = data.iter().position(|&b| b == 0)?;
+        return Some(AltLink {
+            path: String::from_utf8_lossy(&data[..nul]).into_owned(),
+            build_id: data[nul + 1..].to_vec(),
+        });
+    }
+    debug_sup(obj, false)
+}
+
+/// The `.debug_sup` of `obj` if its is_supplementary flag is `supplementary`: in a file
+/// that uses a supplement, the supplement's name and checksum; in the supplement itself,
+/// its own checksum (which dwz writes instead of a build ID).
+fn debug_sup(obj: &Object, supplementary: bool) -> Option<AltLink> {
+    let data = obj.file.section_by_name(".debug_sup")?.data().ok()?;
+    // version (2 bytes), is_supplementary (1 byte)
+    if data.get(2) != Some(&u8::from(supplementary)) {
+        return None;
+    }
+    let rest = data.get(3..)?;
+    let nul = rest.iter().position(|&b| b == 0)?;
+    let mut checksum = &rest[nul + 1..];
+    let mut len = 0usize;
+    let mut shift = 0;
+    while let Some((&b, tail)) = checksum.split_first() {
+        checksum = tail;
+        len |= usize::from(b & 0x7f).checked_shl(shift)?;
+        shift += 7;
+        if b & 0x80 == 0 {
+            break;
+        }
+    }
+    Some(AltLink {
+        path: String::from_utf8_lossy(&rest[..nul]).into_owned(),
+        build_id: checksum.get(..len)?.to_vec(),
+    })
+}
+
+/// Finds and opens the alternate file: as named (relative names are relative to the
+/// file that names it), by build ID under `.build-id` trees, or by its file name beside
+/// the file that names it.
+pub fn find(
+    link: &AltLink,
+    source: &Path,
+    debug_dirs: &[PathBuf],
+    warnings: &mut Warnings,
+) -> Option<(PathBuf, Input)> {
+    let dir = source.parent().unwrap_or(Path::new("."));
+    let named = Path::new(&link.path);
+    let mut candidates = vec![if named.is_absolute() {
+        named.to_path_buf()
+    } else {
+        dir.join(named)
+    }];
+    if link.build_id.len() >= 2 {
+        let hex = identity::hex_upper(&link.build_id).to_lowercase();
+        for root in debug_dirs
+            .iter()
+            .map(PathBuf::as_path)
+            .chain([Path::new(SYSTEM_DEBUG_DIR)])
+        {
+            candidates.push(
+                root.join(".build-id")
+                    .join(&hex[..2])
+                    .join(format!("{}.debug", &hex[2..])),
+            );
+        }
+    }
+    if let Some(name) = named.file_name() {
+        candidates.push(dir.join(name));
+    }
+    for candidate in &candidates {
+        if !candidate.is_file() {
+            continue;
+        }
+        let Ok(input) = Input::open(candidate) else {
+            continue;
+        };
+        let matches = match Object::parse_any(&input) {
+            Ok(obj) => {
+                link.build_id.is_empty()
+                    || identity::build_id(&obj) == Some(&link.build_id[..])
+                    || debug_sup(&obj, true).is_some_and(|own| own.build_id == link.build_id)
+            }
+            Err(_) => false,
+        };
+        if matches {
+            return Some((candidate.clone(), input));
+        }
+        warnings.push(format!(
+            "{}: not the alternate debug file this file links to (build ID differs); not used",
+            candidate.display()
+        ));
+    }
+    let searched: Vec<String> = candidates.iter().map(|c| c.display().to_string()).collect();
+    warnings.push(format!(
+        "alternate debug file {:?} (dwz) not found; searched {}; names it holds are missing",
+        link.path,
+        searched.join(", ")
+    ));
+    None
+}
