@@ -178,6 +178,26 @@ fn ppc64_elfv1_publics_are_at_code_not_descriptors() {
 }
 
 #[test]
+fn ppc64le_local_entry_points_do_not_duplicate_functions() {
+    // ELFv2 functions have a global and a local entry point (8 bytes in); readelf shows
+    // `[<localentry>: 8]`. One function, one record.
+    let sym = parse(&stdout(&dumpsyms(&[&fixture("bin/ppc64le/unwind-gcc-O2")])));
+    let mut names: Vec<&str> = sym.funcs.iter().map(|f| f.name.as_str()).collect();
+    names.extend(sym.publics.iter().map(|p| p.1.as_str()));
+    let total = names.len();
+    names.sort_unstable();
+    names.dedup();
+    assert_eq!(names.len(), total, "a name appears twice: {names:?}");
+    for f in &sym.funcs {
+        assert!(
+            sym.publics.iter().all(|p| p.0 != f.address + 8),
+            "PUBLIC at {}'s local entry",
+            f.name
+        );
+    }
+}
+
+#[test]
 fn publics_are_only_where_no_function_is() {
     let sym = parse(&stdout(&dumpsyms(&[&fixture(
         "bin/x86_64/c-gcc-O2-dwarf5",
