@@ -180,3 +180,79 @@ impl std::io::Write for LimitedWriter {
         Ok(())
     }
 }
+
+/// The DWARF file inside a `.dSYM` bundle (`App.dSYM/Contents/Resources/DWARF/App`), or
+/// `path` itself when it is not a bundle directory.
+pub fn resolve_dsym_bundle(path: &Path) -> Result<PathBuf, crate::Error> {
+    if !path.is_dir() {
+        return Ok(path.to_path_buf());
+    }
+    let dwarf_dir = path.join("Contents/Resources/DWARF");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dwarf_dir)
+        .map_err(|e| crate::Error::new(path, crate::ErrorKind::Io(e)))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.is_file())
+        .collect();
+    // Sorted: with several, the message lists them in a fixed order.
+    files.sort();
+    match files.len() {
+        1 => Ok(files.remove(0)),
+        0 => Err(crate::Error::new(
+            path,
+            crate::ErrorKind::NotObject("a .dSYM bundle with no DWARF file".into()),
+        )),
+        _ => Err(crate::Error::new(
+            path,
+            crate::ErrorKind::Unsupported(format!(
+                "the .dSYM bundle holds several DWARF files ({}); name one",
+                files
+                    .iter()
+                    .map(|f| f.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )),
+        )),
+    }
+}
+
+/// Finds the `.dSYM` of a Mach-O binary: a bundle among `debug_dirs` (`dumpsyms App
+/// App.dSYM`), or `App.dSYM` beside it. Its UUID must match the binary's slice: a
+/// mismatch is an error, since its DWARF describes other code.
+pub fn find_dsym(
+    obj: &Object,
+    binary: &Path,
+    debug_dirs: &[PathBuf],
+    arch: &str,
+) -> Result<Option<DebugFile>, crate::Error> {
+    let mut beside = binary.as_os_str().to_os_string();
+    beside.push(".dSYM");
+    let candidates = debug_dirs
+        .iter()
+        .filter(|d| d.extension().is_some_and(|e| e == "dSYM") || d.is_file())
+        .cloned()
+        .chain(std::iter::once(PathBuf::from(beside)))
+        .filter(|p| p.exists());
+    let want = identity::mach_uuid(obj);
+    for bundle in candidates {
+        let path = resolve_dsym_bundle(&bundle)?;
+        let input = Input::open(&path)?;
+        let dsym = Object::parse_arch(&input, Some(arch))?;
+        let have = identity::mach_uuid(&dsym);
+        if have != want {
+            let show =
+                |u: Option<[u8; 16]>| u.map_or("none".to_string(), |u| identity::hex_upper(&u));
+            return Err(crate::Error::new(
+                &path,
+                crate::ErrorKind::Unsupported(format!(
+                    "the dSYM's UUID {} does not match {}'s {} ({arch})",
+                    show(have),
+                    binary.display(),
+                    show(want)
+                )),
+            ));
+        }
+        drop(dsym);
+        return Ok(Some(DebugFile { path, input }));
+    }
+    Ok(None)
+}

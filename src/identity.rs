@@ -3,7 +3,9 @@
 
 use object::elf;
 use object::read::elf::{ElfFile, FileHeader, ProgramHeader};
-use object::{Architecture, Object as _, ObjectSection as _, SectionKind};
+use object::{
+    Architecture, BinaryFormat, Object as _, ObjectSection as _, ObjectSegment as _, SectionKind,
+};
 
 use crate::load::Object;
 
@@ -47,8 +49,11 @@ impl Layout {
     }
 }
 
-/// Breakpad's architecture name for the ELF machine type.
+/// Breakpad's architecture name for the machine type.
 pub fn arch_name(obj: &Object) -> &'static str {
+    if obj.file.format() == BinaryFormat::MachO {
+        return crate::load::slice_name(obj.file.architecture());
+    }
     match obj.file.architecture() {
         Architecture::I386 => "x86",
         Architecture::X86_64 | Architecture::X86_64_X32 => "x86_64",
@@ -67,8 +72,33 @@ pub fn arch_name(obj: &Object) -> &'static str {
     }
 }
 
-/// Computes the identity of an ELF file. `name` is the module name to write.
-pub fn elf_identity(obj: &Object, name: String) -> Identity {
+/// Computes the identity of an ELF or Mach-O file. `name` is the module name to write.
+pub fn identity(obj: &Object, name: String) -> Identity {
+    if obj.file.format() == BinaryFormat::MachO {
+        return macho_identity(obj, name);
+    }
+    elf_identity(obj, name)
+}
+
+/// Mach-O: the LC_UUID, unswapped, is the debug id (with age 0) and the code id.
+fn macho_identity(obj: &Object, name: String) -> Identity {
+    let uuid = obj.file.mach_uuid().ok().flatten();
+    let hex = uuid.map(|u| hex_upper(&u));
+    Identity {
+        os: "mac".into(),
+        arch: arch_name(obj),
+        debug_id: format!("{}0", hex.clone().unwrap_or_else(|| "0".repeat(32))),
+        code_id: hex,
+        name,
+    }
+}
+
+/// The Mach-O UUID, if the file has one.
+pub fn mach_uuid(obj: &Object) -> Option<[u8; 16]> {
+    obj.file.mach_uuid().ok().flatten()
+}
+
+fn elf_identity(obj: &Object, name: String) -> Identity {
     let build_id = build_id(obj).filter(|id| !id.is_empty());
     let id_bytes: Vec<u8> = match build_id {
         Some(id) => id.to_vec(),
@@ -160,8 +190,39 @@ pub fn layout(obj: &Object) -> Layout {
     match &obj.file {
         object::File::Elf32(f) => elf_layout(f),
         object::File::Elf64(f) => elf_layout(f),
+        file if file.format() == BinaryFormat::MachO => macho_layout(file),
         _ => Layout::default(),
     }
+}
+
+/// Mach-O: addresses are relative to the `__TEXT` segment's vmaddr; code is in the
+/// executable sections (`__text`, `__stubs`, ...).
+fn macho_layout(file: &object::File) -> Layout {
+    let load_address = file
+        .segments()
+        .find(|s| s.name().ok().flatten() == Some("__TEXT"))
+        .map_or(0, |s| s.address());
+    let mut spans: Vec<(u64, u64)> = file
+        .sections()
+        .filter(|s| s.kind() == SectionKind::Text && s.size() > 0)
+        .map(|s| (s.address(), s.address().saturating_add(s.size())))
+        .collect();
+    spans.sort_unstable();
+    Layout {
+        load_address,
+        code_spans: merge_spans(spans),
+    }
+}
+
+fn merge_spans(spans: Vec<(u64, u64)>) -> Vec<(u64, u64)> {
+    let mut merged: Vec<(u64, u64)> = Vec::with_capacity(spans.len());
+    for (s, e) in spans {
+        match merged.last_mut() {
+            Some(last) if s <= last.1 => last.1 = last.1.max(e),
+            _ => merged.push((s, e)),
+        }
+    }
+    merged
 }
 
 fn elf_layout<E: FileHeader>(f: &ElfFile<'_, E>) -> Layout {
@@ -191,16 +252,9 @@ fn elf_layout<E: FileHeader>(f: &ElfFile<'_, E>) -> Layout {
     }
     // Sorted and merged so that lookups can binary-search.
     spans.sort_unstable();
-    let mut merged: Vec<(u64, u64)> = Vec::with_capacity(spans.len());
-    for (s, e) in spans {
-        match merged.last_mut() {
-            Some(last) if s <= last.1 => last.1 = last.1.max(e),
-            _ => merged.push((s, e)),
-        }
-    }
     Layout {
         load_address: load_address.unwrap_or(0),
-        code_spans: merged,
+        code_spans: merge_spans(spans),
     }
 }
 

@@ -46,8 +46,10 @@ pub struct Options {
     pub keep_load_address: bool,
     /// Follow DWARF references between compilation units (`-r` turns this off).
     pub cross_unit_refs: bool,
-    /// Extra directories to search for separate debug files.
+    /// Extra directories to search for separate debug files (and `.dSYM` bundles).
     pub debug_dirs: Vec<PathBuf>,
+    /// The slice of a universal Mach-O to dump (`--arch`).
+    pub arch: Option<String>,
 }
 
 impl Default for Options {
@@ -63,6 +65,7 @@ impl Default for Options {
             keep_load_address: false,
             cross_unit_refs: true,
             debug_dirs: Vec::new(),
+            arch: None,
         }
     }
 }
@@ -76,13 +79,22 @@ pub struct Dump {
     pub debug_file: Option<PathBuf>,
 }
 
+/// The architectures in `path`: a universal Mach-O's slices, else its one.
+pub fn architectures(path: &Path) -> Result<Vec<String>, Error> {
+    let path = debugfile::resolve_dsym_bundle(path)?;
+    load::architectures(&load::Input::open(&path)?)
+}
+
 /// Reads `path` and builds its symbol file model. Fails only when nothing useful can be
 /// produced; damage that loses part of the information is reported in the warnings.
 pub fn dump(path: &Path, opts: &Options) -> Result<Dump, Error> {
+    // A .dSYM bundle stands for the DWARF file inside it.
+    let resolved = debugfile::resolve_dsym_bundle(path)?;
+    let path = resolved.as_path();
     let input = load::Input::open(path)?;
-    let obj = load::Object::parse(&input)?;
+    let obj = load::Object::parse_arch(&input, opts.arch.as_deref())?;
     let name = opts.name.clone().unwrap_or_else(|| basename(path));
-    let mut identity = identity::elf_identity(&obj, name);
+    let mut identity = identity::identity(&obj, name);
     if let Some(os) = &opts.os {
         identity.os = os.clone();
     }
@@ -101,20 +113,22 @@ pub fn dump(path: &Path, opts: &Options) -> Result<Dump, Error> {
 
     // A stripped binary: DWARF and the full symbol table come from its debug file;
     // identity, layout and the runtime's unwind tables from the binary itself.
-    let debug = if debugfile::lacks_dwarf(&obj) {
-        debugfile::find(&obj, path, &opts.debug_dirs, &mut warnings)
-    } else {
-        None
+    let macho = obj.file.format() == object::BinaryFormat::MachO;
+    let debug = match (debugfile::lacks_dwarf(&obj), macho) {
+        (false, _) => None,
+        (true, true) => debugfile::find_dsym(&obj, path, &opts.debug_dirs, identity.arch)?,
+        (true, false) => debugfile::find(&obj, path, &opts.debug_dirs, &mut warnings),
     };
-    let debug_obj = debug
-        .as_ref()
-        .and_then(|d| match load::Object::parse(&d.input) {
+    let debug_obj = match &debug {
+        Some(d) => match load::Object::parse_arch(&d.input, Some(identity.arch)) {
             Ok(o) => Some(o),
             Err(e) => {
                 warnings.push(format!("debug file {e}"));
                 None
             }
-        });
+        },
+        None => None,
+    };
     let dwarf_source = debug_obj.as_ref().unwrap_or(&obj);
 
     let dwarf_opts = dwarf::DwarfOptions {
@@ -133,9 +147,9 @@ pub fn dump(path: &Path, opts: &Options) -> Result<Dump, Error> {
         &split_paths,
         &mut warnings,
     );
-    let mut symbols = symbols::function_symbols(dwarf_source);
+    let mut symbols = symbols::function_symbols(dwarf_source, &layout);
     if symbols.is_empty() && debug_obj.is_some() {
-        symbols = symbols::function_symbols(&obj);
+        symbols = symbols::function_symbols(&obj, &layout);
     }
     // No debug file and no .symtab: MiniDebugInfo's symbol table, beside .dynsym.
     let mini = if debug_obj.is_none() && !symbols::has_symtab(&obj) {
@@ -145,7 +159,7 @@ pub fn dump(path: &Path, opts: &Options) -> Result<Dump, Error> {
     };
     if let Some(mini) = &mini {
         match load::Object::parse(mini) {
-            Ok(mini_obj) => symbols.extend(symbols::function_symbols(&mini_obj)),
+            Ok(mini_obj) => symbols.extend(symbols::function_symbols(&mini_obj, &layout)),
             Err(e) => warnings.push(format!("MiniDebugInfo {e}")),
         }
     }

@@ -85,9 +85,16 @@ pub struct Object<'a> {
 }
 
 impl<'a> Object<'a> {
-    /// Parses the container and rejects kinds this tool cannot dump.
+    /// Parses the container and rejects kinds this tool cannot dump. A universal
+    /// (fat) Mach-O must have a single slice; see [`Object::parse_arch`].
     pub fn parse(input: &'a Input) -> Result<Object<'a>, Error> {
-        let obj = Object::parse_any(input)?;
+        Object::parse_arch(input, None)
+    }
+
+    /// Like [`Object::parse`], selecting the slice of a universal Mach-O by Breakpad
+    /// architecture name (`x86_64`, `arm64`, `x86`; `i386` too).
+    pub fn parse_arch(input: &'a Input, arch: Option<&str>) -> Result<Object<'a>, Error> {
+        let obj = Object::parse_any_arch(input, arch)?;
         if obj.file.kind() == object::ObjectKind::Relocatable {
             return Err(Error::new(
                 input.path(),
@@ -103,32 +110,54 @@ impl<'a> Object<'a> {
     /// Parses an ELF file of any kind: dwz's alternate files are `ET_REL`, yet need no
     /// relocation (they hold no code).
     pub fn parse_any(input: &'a Input) -> Result<Object<'a>, Error> {
+        Object::parse_any_arch(input, None)
+    }
+
+    fn parse_any_arch(input: &'a Input, arch: Option<&str>) -> Result<Object<'a>, Error> {
         let path = input.path();
         let data = input.bytes();
         let kind = object::FileKind::parse(data).map_err(|_| {
             Error::new(
                 path,
-                ErrorKind::NotObject("unrecognised file format (expected ELF)".into()),
+                ErrorKind::NotObject("unrecognised file format (expected ELF or Mach-O)".into()),
             )
         })?;
-        match kind {
-            object::FileKind::Elf32 | object::FileKind::Elf64 => {}
+        let data = match kind {
+            object::FileKind::Elf32 | object::FileKind::Elf64 => data,
+            object::FileKind::MachO32 | object::FileKind::MachO64 => {
+                if let Some(want) = arch {
+                    let file = object::File::parse(data).map_err(|e| corrupt(path, e))?;
+                    let have = slice_name(file.architecture());
+                    if have != canonical_arch(want) {
+                        return Err(Error::new(
+                            path,
+                            ErrorKind::Unsupported(format!(
+                                "no {want} code: this is a thin {have} file"
+                            )),
+                        ));
+                    }
+                }
+                data
+            }
+            object::FileKind::MachOFat32 | object::FileKind::MachOFat64 => {
+                select_slice(path, data, kind, arch)?
+            }
             other => {
                 return Err(Error::new(
                     path,
-                    ErrorKind::Unsupported(format!("{other:?} files are not supported yet")),
+                    ErrorKind::Unsupported(format!("{other:?} files are not supported")),
                 ));
             }
-        }
-        let file = object::File::parse(data).map_err(|e| {
-            Error::new(
+        };
+        let file = object::File::parse(data).map_err(|e| corrupt(path, e))?;
+        if file.architecture() == object::Architecture::Unknown
+            && file.format() == object::BinaryFormat::MachO
+        {
+            return Err(Error::new(
                 path,
-                ErrorKind::Corrupt(format!(
-                    "bad ELF headers ({e}); is the file truncated? it has {} bytes",
-                    data.len()
-                )),
-            )
-        })?;
+                ErrorKind::Unsupported("unknown Mach-O CPU type".into()),
+            ));
+        }
         Ok(Object { path, file, data })
     }
 
@@ -142,6 +171,113 @@ impl<'a> Object<'a> {
     /// True for big-endian files.
     pub fn is_big_endian(&self) -> bool {
         !self.file.is_little_endian()
+    }
+}
+
+fn corrupt(path: &Path, e: object::Error) -> Error {
+    Error::new(
+        path,
+        ErrorKind::Corrupt(format!("bad headers ({e}); is the file truncated?")),
+    )
+}
+
+/// Breakpad's name for a Mach-O slice's architecture.
+pub fn slice_name(arch: object::Architecture) -> &'static str {
+    match arch {
+        object::Architecture::X86_64 | object::Architecture::X86_64_X32 => "x86_64",
+        object::Architecture::Aarch64 | object::Architecture::Aarch64_Ilp32 => "arm64",
+        object::Architecture::I386 => "x86",
+        object::Architecture::Arm => "arm",
+        object::Architecture::PowerPc => "ppc",
+        object::Architecture::PowerPc64 => "ppc64",
+        _ => "unknown",
+    }
+}
+
+fn canonical_arch(name: &str) -> &str {
+    match name {
+        "i386" => "x86",
+        "aarch64" | "arm64e" => "arm64",
+        other => other,
+    }
+}
+
+/// The architectures of a universal Mach-O's slices, in file order.
+fn fat_slices<'a>(
+    data: &'a [u8],
+    kind: object::FileKind,
+) -> object::Result<Vec<(&'static str, &'a [u8])>> {
+    use object::read::macho::{FatArch, MachOFatFile32, MachOFatFile64};
+    let mut out = Vec::new();
+    match kind {
+        object::FileKind::MachOFat32 => {
+            for a in MachOFatFile32::parse(data)?.arches() {
+                out.push((slice_name(a.architecture()), a.data(data)?));
+            }
+        }
+        _ => {
+            for a in MachOFatFile64::parse(data)?.arches() {
+                out.push((slice_name(a.architecture()), a.data(data)?));
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn select_slice<'a>(
+    path: &Path,
+    data: &'a [u8],
+    kind: object::FileKind,
+    arch: Option<&str>,
+) -> Result<&'a [u8], Error> {
+    let slices = fat_slices(data, kind).map_err(|e| corrupt(path, e))?;
+    let names: Vec<&str> = slices.iter().map(|s| s.0).collect();
+    let chosen = match arch {
+        Some(want) => slices.iter().find(|s| s.0 == canonical_arch(want)),
+        None if slices.len() == 1 => slices.first(),
+        None => {
+            return Err(Error::new(
+                path,
+                ErrorKind::Unsupported(format!(
+                    "universal binary with {} slices ({}); choose one with --arch",
+                    slices.len(),
+                    names.join(", ")
+                )),
+            ));
+        }
+    };
+    chosen.map(|s| s.1).ok_or_else(|| {
+        Error::new(
+            path,
+            ErrorKind::Unsupported(format!(
+                "no {} slice; the slices are {}",
+                arch.unwrap_or_default(),
+                names.join(", ")
+            )),
+        )
+    })
+}
+
+/// The architectures in a file: its slices for a universal Mach-O, else its one.
+pub fn architectures(input: &Input) -> Result<Vec<String>, Error> {
+    let path = input.path();
+    let data = input.bytes();
+    let kind = object::FileKind::parse(data).map_err(|_| {
+        Error::new(
+            path,
+            ErrorKind::NotObject("unrecognised file format".into()),
+        )
+    })?;
+    match kind {
+        object::FileKind::MachOFat32 | object::FileKind::MachOFat64 => Ok(fat_slices(data, kind)
+            .map_err(|e| corrupt(path, e))?
+            .into_iter()
+            .map(|s| s.0.to_string())
+            .collect()),
+        _ => {
+            let file = object::File::parse(data).map_err(|e| corrupt(path, e))?;
+            Ok(vec![slice_name(file.architecture()).to_string()])
+        }
     }
 }
 

@@ -56,6 +56,12 @@ struct Cli {
     /// A directory to search for separate debug files (repeatable)
     #[arg(long = "debug-dir", value_name = "DIR")]
     debug_dirs: Vec<PathBuf>,
+    /// The slice of a universal (fat) Mach-O binary to dump: x86_64, arm64, x86 (i386)
+    #[arg(long, value_name = "ARCH")]
+    arch: Option<String>,
+    /// Print the architectures of each input (the slices of a universal binary) and exit
+    #[arg(long = "list-arch")]
+    list_arch: bool,
     /// Number of threads (default: one per CPU); the output is the same for any number
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
     jobs: Option<u16>,
@@ -66,7 +72,7 @@ struct Cli {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let (inputs, mut debug_dirs) = if cli.store.is_some() {
+    let (inputs, mut debug_dirs) = if cli.store.is_some() || cli.list_arch {
         (cli.paths.clone(), Vec::new())
     } else {
         (cli.paths[..1].to_vec(), cli.paths[1..].to_vec())
@@ -83,7 +89,25 @@ fn main() -> ExitCode {
         keep_load_address: cli.keep_load_address,
         cross_unit_refs: !cli.no_cross_unit_refs,
         debug_dirs,
+        arch: cli.arch.clone(),
     };
+    if cli.list_arch {
+        let mut failed = false;
+        for input in &inputs {
+            match dumpsyms::architectures(input) {
+                Ok(arches) => println!("{}: {}", input.display(), arches.join(" ")),
+                Err(e) => {
+                    eprintln!("dumpsyms: error: {e}");
+                    failed = true;
+                }
+            }
+        }
+        return if failed {
+            ExitCode::FAILURE
+        } else {
+            ExitCode::SUCCESS
+        };
+    }
     if let Some(id) = &opts.debug_id
         && (id.is_empty() || id.contains(char::is_whitespace))
     {

@@ -35,9 +35,11 @@ pub fn has_symtab(obj: &Object) -> bool {
 }
 
 /// Defined function symbols of `.symtab`, or of `.dynsym` when there is no `.symtab`, in
-/// symbol-table order.
-pub fn function_symbols(obj: &Object) -> Vec<Symbol> {
+/// symbol-table order, that lie in the code of `layout`. Mach-O names lose the leading
+/// underscore the C ABI adds.
+pub fn function_symbols(obj: &Object, layout: &crate::identity::Layout) -> Vec<Symbol> {
     let thumb = obj.file.architecture() == Architecture::Arm;
+    let macho = obj.file.format() == object::BinaryFormat::MachO;
     let opd = FunctionDescriptors::of(obj);
     let mut out = Vec::new();
     let mut collect = |syms: &mut dyn Iterator<Item = object::Symbol<'_, '_>>| {
@@ -57,10 +59,15 @@ pub fn function_symbols(obj: &Object) -> Vec<Symbol> {
                     None => {}
                 }
             }
-            if address == 0 {
+            if address == 0 || layout.code_span_end(address).is_none() {
                 continue;
             }
-            let Ok(raw) = sym.name_bytes() else { continue };
+            let Ok(mut raw) = sym.name_bytes() else {
+                continue;
+            };
+            if macho {
+                raw = raw.strip_prefix(b"_").unwrap_or(raw);
+            }
             if raw.is_empty() {
                 continue;
             }

@@ -2,6 +2,8 @@
 //! and access to the fixtures.
 #![allow(dead_code)]
 
+pub mod scoring;
+
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 

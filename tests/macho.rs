@@ -1,0 +1,212 @@
+//! Mach-O: thin and universal binaries with their .dSYM bundles (fixtures/macho, built
+//! on Linux by fixtures/make-fixtures.sh). Functions, lines and inline chains must agree
+//! with llvm-symbolizer run on the dSYM; identity, slices and dSYM matching are checked
+//! against the files' own load commands.
+
+mod common;
+
+use std::process::{Command, Output};
+
+use common::scoring::*;
+use common::*;
+
+fn macho(rel: &str) -> String {
+    fixtures()
+        .join("macho")
+        .join(rel)
+        .to_string_lossy()
+        .into_owned()
+}
+
+fn dumpsyms(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_dumpsyms"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn text(o: &Output) -> String {
+    String::from_utf8(o.stdout.clone()).unwrap()
+}
+
+const THIN: [&str; 4] = [
+    "mac-x86_64-O0",
+    "mac-x86_64-O2",
+    "mac-arm64-O0",
+    "mac-arm64-O2",
+];
+
+#[test]
+fn dsym_agrees_with_llvm_symbolizer() {
+    let mut failures = Vec::new();
+    for name in THIN {
+        let oracle = read_oracle(&fixtures().join("macho").join(format!("{name}.tsv")));
+        assert!(oracle.len() > 200, "{name}: oracle too small");
+        // The binary, finding its dSYM beside it.
+        let out = dumpsyms(&["-d", &macho(name)]);
+        assert!(
+            out.status.success(),
+            "{name}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let sym = parse(&text(&out));
+        let s = score(&sym, &oracle);
+        let pct = |n: usize| n as f64 / s.total as f64;
+        println!(
+            "{name:<16} {:>5} addresses: function {:.2}%, line {:.2}%, inline {:.2}% ({} tolerated)",
+            s.total,
+            100.0 * pct(s.function),
+            100.0 * pct(s.line),
+            100.0 * pct(s.inline),
+            s.tolerated
+        );
+        for m in s.misses.iter().take(6) {
+            println!("    {m}");
+        }
+        if pct(s.function) < REQUIRED || pct(s.line) < REQUIRED || pct(s.inline) < REQUIRED {
+            failures.push(name);
+        }
+    }
+    assert!(failures.is_empty(), "below {REQUIRED}: {failures:?}");
+}
+
+#[test]
+fn universal_slices_match_their_thin_builds() {
+    let listed = dumpsyms(&[
+        "--list-arch",
+        &macho("mac-universal-O2"),
+        &macho("mac-universal-O2.dSYM"),
+    ]);
+    assert_eq!(
+        text(&listed),
+        format!(
+            "{}: x86_64 arm64\n{}: x86_64 arm64\n",
+            macho("mac-universal-O2"),
+            macho("mac-universal-O2.dSYM")
+        )
+    );
+    let none = dumpsyms(&[&macho("mac-universal-O2")]);
+    assert_eq!(none.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&none.stderr)
+            .contains("2 slices (x86_64, arm64); choose one with --arch")
+    );
+    for arch in ["x86_64", "arm64"] {
+        let fat = dumpsyms(&["-d", "--arch", arch, "-n", "x", &macho("mac-universal-O2")]);
+        let thin = dumpsyms(&["-d", "-n", "x", &macho(&format!("mac-{arch}-O2"))]);
+        assert!(
+            fat.status.success(),
+            "{}",
+            String::from_utf8_lossy(&fat.stderr)
+        );
+        // lipo keeps each slice byte for byte: the same UUID, functions and CFI.
+        assert_eq!(text(&fat), text(&thin), "{arch}");
+    }
+    let missing = dumpsyms(&["--arch", "x86", &macho("mac-universal-O2")]);
+    assert!(
+        String::from_utf8_lossy(&missing.stderr)
+            .contains("no x86 slice; the slices are x86_64, arm64")
+    );
+}
+
+#[test]
+fn module_record_has_the_uuid_unswapped() {
+    for name in THIN {
+        let out = text(&dumpsyms(&["-i", &macho(name)]));
+        // The UUID as llvm-objdump prints the LC_UUID load command.
+        let lc = Command::new("llvm-objdump")
+            .args(["--macho", "--private-headers", &macho(name)])
+            .output();
+        let header = out.lines().next().unwrap().to_string();
+        let arch = if name.contains("arm64") {
+            "arm64"
+        } else {
+            "x86_64"
+        };
+        assert!(
+            header.starts_with(&format!("MODULE mac {arch} ")),
+            "{header}"
+        );
+        assert!(header.ends_with(&format!(" {name}")), "{header}");
+        let id = header.split(' ').nth(3).unwrap();
+        assert_eq!(id.len(), 33);
+        assert!(out.contains(&format!("INFO CODE_ID {}\n", &id[..32])));
+        if let Ok(lc) = lc {
+            if lc.status.success() {
+                let dump = String::from_utf8_lossy(&lc.stdout).replace('-', "");
+                assert!(
+                    dump.to_uppercase().contains(&id[..32]),
+                    "{name}: UUID not in load commands"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn dsym_given_directly_or_as_bundle_file() {
+    let name = "mac-arm64-O2";
+    let from_binary = text(&dumpsyms(&["-d", "-c", &macho(name)]));
+    for dsym in [
+        macho(&format!("{name}.dSYM")),
+        macho(&format!("{name}.dSYM/Contents/Resources/DWARF/{name}")),
+    ] {
+        let out = dumpsyms(&["-d", "-c", &dsym]);
+        assert!(out.status.success(), "{dsym}");
+        // The dSYM alone has the same functions and lines; its symbol table (kept by
+        // dsymutil) gives the same PUBLIC records.
+        assert_eq!(text(&out), from_binary, "{dsym}");
+    }
+}
+
+#[test]
+fn a_dsym_of_another_build_is_an_error_naming_both_uuids() {
+    // The -O0 build's dSYM for the -O2 binary: same architecture, other UUID.
+    let out = dumpsyms(&[&macho("mac-arm64-O2"), &macho("mac-arm64-O0.dSYM")]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("the dSYM's UUID") && err.contains("does not match"),
+        "{err}"
+    );
+    assert!(out.stdout.is_empty());
+    // An x86_64 dSYM for an arm64 binary.
+    let out = dumpsyms(&[&macho("mac-arm64-O2"), &macho("mac-x86_64-O2.dSYM")]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no arm64 code"));
+}
+
+#[test]
+fn publics_lose_the_underscore_and_are_demangled() {
+    let out = text(&dumpsyms(&[
+        "-c",
+        &macho("mac-x86_64-O2.dSYM/Contents/Resources/DWARF/mac-x86_64-O2"),
+    ]));
+    let sym = parse(&out);
+    // Without -c the binary covers everything with FUNC records; the stripped binary
+    // shows the symbol table.
+    let _ = sym;
+    let stripped =
+        std::env::temp_dir().join(format!("dumpsyms-macho-strip-{}", std::process::id()));
+    std::fs::create_dir_all(&stripped).unwrap();
+    std::fs::copy(macho("mac-x86_64-O2"), stripped.join("app")).unwrap();
+    let publics = parse(&text(&dumpsyms(&[stripped.join("app").to_str().unwrap()]))).publics;
+    let names: Vec<&str> = publics.iter().map(|p| p.1.as_str()).collect();
+    for expected in [
+        "main",
+        "checksum",
+        "weird_sum",
+        "fib",
+        "geo::Counter::bump(int)",
+        "(anonymous namespace)::ackermann(int, int)",
+    ] {
+        assert!(names.contains(&expected), "{expected} not in {names:?}");
+    }
+    assert!(
+        !names
+            .iter()
+            .any(|n| n.starts_with('_') || n.contains("mh_execute_header")),
+        "{names:?}"
+    );
+    std::fs::remove_dir_all(&stripped).unwrap();
+}
