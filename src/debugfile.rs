@@ -184,10 +184,10 @@ impl std::io::Write for LimitedWriter {
 /// The DWARF file inside a `.dSYM` bundle (`App.dSYM/Contents/Resources/DWARF/App`), or
 /// `path` itself when it is not a bundle directory.
 pub fn resolve_dsym_bundle(path: &Path) -> Result<PathBuf, crate::Error> {
-    if !path.is_dir() {
+    let dwarf_dir = path.join("Contents/Resources/DWARF");
+    if !path.is_dir() || !dwarf_dir.is_dir() {
         return Ok(path.to_path_buf());
     }
-    let dwarf_dir = path.join("Contents/Resources/DWARF");
     let mut files: Vec<PathBuf> = std::fs::read_dir(&dwarf_dir)
         .map_err(|e| crate::Error::new(path, crate::ErrorKind::Io(e)))?
         .filter_map(|e| e.ok().map(|e| e.path()))
@@ -226,14 +226,15 @@ pub fn find_dsym(
 ) -> Result<Option<DebugFile>, crate::Error> {
     let mut beside = binary.as_os_str().to_os_string();
     beside.push(".dSYM");
-    let candidates = debug_dirs
+    let mut candidates = debug_dirs
         .iter()
         .filter(|d| d.extension().is_some_and(|e| e == "dSYM") || d.is_file())
         .cloned()
         .chain(std::iter::once(PathBuf::from(beside)))
         .filter(|p| p.exists());
     let want = identity::mach_uuid(obj);
-    for bundle in candidates {
+    // The first one there is the one meant: a named bundle before the one beside.
+    if let Some(bundle) = candidates.next() {
         let path = resolve_dsym_bundle(&bundle)?;
         let input = Input::open(&path)?;
         let dsym = Object::parse_arch(&input, Some(arch))?;

@@ -203,10 +203,7 @@ fn canonical_arch(name: &str) -> &str {
 }
 
 /// The architectures of a universal Mach-O's slices, in file order.
-fn fat_slices<'a>(
-    data: &'a [u8],
-    kind: object::FileKind,
-) -> object::Result<Vec<(&'static str, &'a [u8])>> {
+fn fat_slices(data: &[u8], kind: object::FileKind) -> object::Result<Vec<(&'static str, &[u8])>> {
     use object::read::macho::{FatArch, MachOFatFile32, MachOFatFile64};
     let mut out = Vec::new();
     match kind {
