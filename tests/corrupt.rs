@@ -175,3 +175,74 @@ fn a_damaged_unit_is_skipped_and_the_others_kept() {
         d.warnings.0
     );
 }
+
+#[test]
+fn damaged_macho_never_panics() {
+    let files = [
+        "macho/mac-arm64-O2",
+        "macho/mac-x86_64-O0",
+        "macho/mac-universal-O2",
+        "macho/mac-x86_64-O2.dSYM/Contents/Resources/DWARF/mac-x86_64-O2",
+    ];
+    let mut rng = Rng(0x1234_5678_9abc_def1);
+    for rel in files {
+        let bytes = std::fs::read(fixtures().join(rel)).unwrap();
+        let out = scratch(&format!("macho-{}", rel.replace('/', "-")));
+        // Truncated anywhere, load commands included.
+        for k in 0..150 {
+            let cut = bytes.len() * k / 150;
+            let _ = dump_macho(&bytes[..cut], &out);
+        }
+        // Garbage in the unwind tables and the DWARF.
+        if let Ok(file) = object::File::parse(&*bytes) {
+            for name in [
+                "__unwind_info",
+                "__eh_frame",
+                "__debug_info",
+                "__debug_line",
+                "__debug_abbrev",
+            ] {
+                let Some((start, len)) = file.section_by_name(name).and_then(|s| s.file_range())
+                else {
+                    continue;
+                };
+                for _ in 0..30 {
+                    let mut copy = bytes.clone();
+                    for _ in 0..1 + rng.next() % 8 {
+                        let at = start as usize + (rng.next() as usize) % len.max(1) as usize;
+                        copy[at] ^= 1 << (rng.next() % 8);
+                    }
+                    let _ = dump_macho(&copy, &out);
+                }
+            }
+        }
+    }
+}
+
+/// Dumps a Mach-O slice (arm64 for universal files); output, when there is any, must be
+/// well formed.
+fn dump_macho(bytes: &[u8], path: &Path) -> Result<(), dumpsyms::Error> {
+    std::fs::write(path, bytes).unwrap();
+    let opts = dumpsyms::Options {
+        inlines: true,
+        arch: Some("arm64".into()),
+        ..Default::default()
+    };
+    let thin = dumpsyms::dump(path, &opts)
+        .or_else(|_| dumpsyms::dump(path, &dumpsyms::Options::default()))?;
+    let mut buf = Vec::new();
+    dumpsyms::write_module(&thin.module, &mut buf).unwrap();
+    parse(&String::from_utf8(buf).unwrap());
+    Ok(())
+}
+
+#[test]
+fn unknown_macho_cpu_type_is_a_clear_error() {
+    let mut bytes = std::fs::read(fixtures().join("macho/mac-arm64-O2")).unwrap();
+    // mach_header_64.cputype, just after the magic.
+    bytes[4..8].copy_from_slice(&0x0000_0077u32.to_le_bytes());
+    let path = scratch("macho-cpu");
+    std::fs::write(&path, &bytes).unwrap();
+    let e = dumpsyms::dump(&path, &dumpsyms::Options::default()).unwrap_err();
+    assert!(e.to_string().contains("unknown Mach-O CPU type"), "{e}");
+}

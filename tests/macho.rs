@@ -200,3 +200,162 @@ fn publics_lose_the_underscore_and_are_demangled() {
     );
     std::fs::remove_dir_all(&stripped).unwrap();
 }
+
+/// Our STACK CFI, as (start, size, rules after all rows) per INIT record.
+fn cfi_blocks(sym_text: &str) -> Vec<(u64, u64, std::collections::BTreeMap<String, String>)> {
+    let mut out: Vec<(u64, u64, std::collections::BTreeMap<String, String>)> = Vec::new();
+    let apply = |rules: &str, map: &mut std::collections::BTreeMap<String, String>| {
+        let mut reg = String::new();
+        for tok in rules.split(' ') {
+            if let Some(r) = tok.strip_suffix(':') {
+                reg = r.to_string();
+                map.insert(reg.clone(), String::new());
+            } else {
+                let v = map.get_mut(&reg).unwrap();
+                if !v.is_empty() {
+                    v.push(' ');
+                }
+                v.push_str(tok);
+            }
+        }
+    };
+    for line in sym_text.lines() {
+        if let Some(rest) = line.strip_prefix("STACK CFI INIT ") {
+            let mut f = rest.splitn(3, ' ');
+            let start = u64::from_str_radix(f.next().unwrap(), 16).unwrap();
+            let size = u64::from_str_radix(f.next().unwrap(), 16).unwrap();
+            let mut map = std::collections::BTreeMap::new();
+            apply(f.next().unwrap(), &mut map);
+            out.push((start, size, map));
+        } else if let Some(rest) = line.strip_prefix("STACK CFI ") {
+            let (_, rules) = rest.split_once(' ').unwrap();
+            apply(rules, &mut out.last_mut().unwrap().2);
+        }
+    }
+    out
+}
+
+/// Compact unwind (and __eh_frame where a function needs it) against the compiler's
+/// own CFI directives for the same code: at each function, the rules in force in its
+/// body (after its prologue) must be exactly the frame the compiler described.
+#[test]
+fn compact_unwind_matches_the_compilers_cfi() {
+    let (mut total_listed, mut total_checked) = (0, 0);
+    for name in THIN {
+        let arm = name.contains("arm64");
+        let reg = |r: &str| if arm { r.to_string() } else { format!("${r}") };
+        let sym = text(&dumpsyms(&[&macho(name)]));
+        let blocks = cfi_blocks(&sym);
+        let oracle =
+            std::fs::read_to_string(fixtures().join("macho").join(format!("{name}.cfi"))).unwrap();
+        let mut checked = 0;
+        for line in oracle.lines() {
+            let mut f = line.split(' ');
+            let addr = u64::from_str_radix(f.next().unwrap(), 16).unwrap();
+            let block = blocks.iter().find(|b| b.0 <= addr && addr < b.0 + b.1);
+            if line.ends_with(" uncovered") {
+                // The binary has no unwind information here; none may be invented.
+                assert!(
+                    block.is_none(),
+                    "{name}: STACK CFI at {addr:#x}, which the binary does not describe"
+                );
+                continue;
+            }
+            let (cfa_reg, cfa_off) = f
+                .next()
+                .unwrap()
+                .trim_start_matches("cfa=")
+                .split_once('+')
+                .unwrap();
+            let cfa_off: i64 = cfa_off.parse().unwrap();
+            let block = block.unwrap_or_else(|| panic!("{name}: no STACK CFI at {addr:#x}"));
+            let rules = &block.2;
+            let mut expected = std::collections::BTreeMap::new();
+            let cfa = if cfa_off == 0 {
+                reg(cfa_reg)
+            } else {
+                format!("{} {cfa_off} +", reg(cfa_reg))
+            };
+            expected.insert(".cfa".to_string(), cfa);
+            // Without a rule the return address is in the link register (arm64) or on
+            // top of the caller's stack (x86_64).
+            expected.insert(
+                ".ra".to_string(),
+                if arm {
+                    "x30".into()
+                } else {
+                    ".cfa 8 - ^".into()
+                },
+            );
+            for saved in f.filter(|s| !s.is_empty() && *s != "uncovered") {
+                let (r, off) = saved.split_once('=').unwrap();
+                let value = format!(".cfa {} - ^", -off.parse::<i64>().unwrap());
+                if arm && r == "x30" {
+                    expected.insert(".ra".to_string(), value);
+                } else {
+                    expected.insert(reg(r), value);
+                }
+            }
+            assert_eq!(rules, &expected, "{name} at {addr:#x}");
+            checked += 1;
+        }
+        assert!(checked >= 8, "{name}: only {checked} functions");
+
+        // Every compact entry llvm-objdump lists that is not deferred to DWARF starts
+        // one of our records.
+        let unwind =
+            std::fs::read_to_string(fixtures().join("macho").join(format!("{name}.unwind")))
+                .unwrap();
+        let common: Vec<u32> = unwind
+            .lines()
+            .filter_map(|l| {
+                l.trim()
+                    .strip_prefix("encoding[")?
+                    .split_once("]: 0x")
+                    .map(|(_, v)| u32::from_str_radix(v, 16).unwrap())
+            })
+            .collect();
+        let dwarf_mode = if arm { 0x0300_0000 } else { 0x0400_0000 };
+        let mut listed = 0;
+        for l in unwind.lines() {
+            let l = l.trim();
+            if !l.starts_with('[')
+                || !l.contains("function offset=")
+                || l.contains("2nd level page")
+            {
+                continue;
+            }
+            let offset = u64::from_str_radix(
+                l.split("function offset=0x")
+                    .nth(1)
+                    .unwrap()
+                    .split(',')
+                    .next()
+                    .unwrap(),
+                16,
+            )
+            .unwrap();
+            let enc = l.split("encoding[").nth(1).unwrap();
+            let encoding = match enc.split_once("]=0x") {
+                Some((_, v)) => u32::from_str_radix(v.trim(), 16).unwrap(),
+                None => common[enc.split(']').next().unwrap().parse::<usize>().unwrap()],
+            };
+            if encoding & 0x0F00_0000 == dwarf_mode {
+                continue;
+            }
+            listed += 1;
+            assert!(
+                blocks.iter().any(|b| b.0 == offset),
+                "{name}: no STACK CFI INIT at {offset:#x}"
+            );
+        }
+        assert!(listed >= 1, "{name}: {listed} compact entries");
+        total_listed += listed;
+        total_checked += checked;
+    }
+    // Adjacent functions with one encoding share an entry: few entries, many functions.
+    assert!(
+        total_listed >= 8 && total_checked >= 35,
+        "{total_listed} entries, {total_checked} functions"
+    );
+}

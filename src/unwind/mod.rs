@@ -7,6 +7,7 @@
 //! does not depend on the thread count. An FDE that cannot be expressed is left out whole
 //! and reported by [`CfiSource::skipped`].
 
+mod compact;
 mod expr;
 mod regs;
 mod vm;
@@ -46,6 +47,24 @@ enum Source {
     DebugFrame,
 }
 
+/// One function's unwind information to write.
+#[derive(Debug, Clone, Copy)]
+enum Item {
+    Fde(FdeRef),
+    /// A compact unwind entry, with the stack size read from the code for x86's
+    /// "stack indirect" encodings.
+    Compact(compact::CompactEntry, Option<u32>),
+}
+
+impl Item {
+    fn start(&self) -> u64 {
+        match self {
+            Item::Fde(f) => f.start,
+            Item::Compact(c, _) => c.start,
+        }
+    }
+}
+
 /// One FDE to write.
 #[derive(Debug, Clone, Copy)]
 struct FdeRef {
@@ -73,7 +92,7 @@ pub struct CfiSource {
     text_address: u64,
     got_address: u64,
     /// Sorted by address, non-overlapping.
-    fdes: Vec<FdeRef>,
+    items: Vec<Item>,
     /// Subtracted from every address written.
     bias: u64,
     /// FDEs left out by the last write, and why.
@@ -139,11 +158,12 @@ pub fn extract(
         debug_frame: copy(".debug_frame", warnings),
         text_address: obj.file.section_by_name(".text").map_or(0, |s| s.address()),
         got_address: obj.file.section_by_name(".got").map_or(0, |s| s.address()),
-        fdes: Vec::new(),
+        items: Vec::new(),
         bias,
         skipped: Default::default(),
     };
-    if source.eh_frame.data.is_empty() && source.debug_frame.data.is_empty() {
+    let compact = compact_entries(obj, cfi_arch, layout, warnings);
+    if source.eh_frame.data.is_empty() && source.debug_frame.data.is_empty() && compact.is_empty() {
         return None;
     }
     let bases = source.bases();
@@ -169,8 +189,76 @@ pub fn extract(
         }
         kept.push(f);
     }
-    source.fdes = kept;
+    // Compact entries for functions no FDE describes (an FDE's rows are more precise
+    // than the one rule of a compact encoding), merged in address order.
+    let covered = |start: u64| {
+        let i = kept.partition_point(|f| f.start <= start);
+        i > 0 && start < kept[i - 1].start + kept[i - 1].len
+    };
+    let compact: Vec<Item> = compact
+        .into_iter()
+        .filter(|c| !covered(c.0.start))
+        .map(|(c, s)| Item::Compact(c, s))
+        .collect();
+    let mut items: Vec<Item> = kept.into_iter().map(Item::Fde).collect();
+    items.extend(compact);
+    // Stable: the order is by address only; FDEs and compact entries never share one.
+    items.sort_by_key(Item::start);
+    source.items = items;
     Some(source)
+}
+
+/// The compact unwind entries of a Mach-O image that carry rules (not those deferring
+/// to `__eh_frame`), with x86's indirect stack sizes read from the code.
+fn compact_entries(
+    obj: &Object,
+    arch: CfiArch,
+    layout: &Layout,
+    warnings: &mut Warnings,
+) -> Vec<(compact::CompactEntry, Option<u32>)> {
+    let Some(section) = obj.file.section_by_name("__unwind_info") else {
+        return Vec::new();
+    };
+    let data = match section.data() {
+        Ok(d) => d,
+        Err(e) => {
+            warnings.push(format!("__unwind_info: {e}"));
+            return Vec::new();
+        }
+    };
+    let entries = match compact::entries(data, layout.load_address) {
+        Ok(e) => e,
+        Err(e) => {
+            warnings.push(e);
+            return Vec::new();
+        }
+    };
+    let read_u32 = |address: u64| -> Option<u32> {
+        let s = obj
+            .file
+            .sections()
+            .find(|s| s.address() <= address && address + 4 <= s.address() + s.size())?;
+        let bytes = s.data().ok()?;
+        let at = usize::try_from(address - s.address()).ok()?;
+        Some(u32::from_le_bytes(bytes.get(at..at + 4)?.try_into().ok()?))
+    };
+    let mut out = Vec::new();
+    for e in entries {
+        if layout.code_span_end(e.start).is_none() {
+            continue;
+        }
+        // Only x86's stack-indirect encodings read the code, at a fixed offset.
+        let indirect = read_u32(e.start + u64::from((e.encoding >> 16) & 0xFF));
+        match compact::decode(arch, e.encoding, |_| indirect) {
+            Ok(compact::Decoded::Rules(_)) => out.push((e, indirect)),
+            Ok(compact::Decoded::Dwarf) => {}
+            Err(why) => warnings.push(format!(
+                "compact unwind for the function at {:#x} (encoding {:#010x}): {why}; left out",
+                e.start, e.encoding
+            )),
+        }
+    }
+    out
 }
 
 /// Indexes the FDEs of one section that cover code.
@@ -271,25 +359,29 @@ impl CfiSource {
     /// Writes every FDE as STACK CFI records.
     pub fn write(&self, w: &mut dyn Write) -> io::Result<()> {
         let mut skipped = Vec::new();
-        for chunk in self.fdes.chunks(CHUNK) {
-            // Rendered in parallel into one buffer per FDE, written in address order.
+        for chunk in self.items.chunks(CHUNK) {
+            // Rendered in parallel into one buffer per function, written in address order.
             let rendered: Vec<Result<Vec<u8>, String>> = chunk
                 .par_iter()
-                .map(|f| {
+                .map(|item| {
                     let mut buf = Vec::with_capacity(256);
-                    match self.write_fde(f, &mut buf) {
+                    let result = match item {
+                        Item::Fde(f) => self.write_fde(f, &mut buf),
+                        Item::Compact(c, indirect) => self.write_compact(c, *indirect, &mut buf),
+                    };
+                    match result {
                         Ok(()) => Ok(buf),
                         Err(FdeError::Skip(why)) => Err(why),
                         Err(FdeError::Io(e)) => Err(e.to_string()),
                     }
                 })
                 .collect();
-            for (f, r) in chunk.iter().zip(rendered) {
+            for (item, r) in chunk.iter().zip(rendered) {
                 match r {
                     Ok(buf) => w.write_all(&buf)?,
                     Err(why) => skipped.push(format!(
                         "STACK CFI for the function at {:#x}: {why}; its CFI is left out",
-                        f.start
+                        item.start()
                     )),
                 }
             }
@@ -304,6 +396,31 @@ impl CfiSource {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .clone()
+    }
+
+    /// A compact unwind entry: one INIT record for the whole function.
+    fn write_compact(
+        &self,
+        c: &compact::CompactEntry,
+        indirect: Option<u32>,
+        w: &mut dyn Write,
+    ) -> Result<(), FdeError> {
+        let rules =
+            match compact::decode(self.arch, c.encoding, |_| indirect).map_err(FdeError::Skip)? {
+                compact::Decoded::Rules(r) => r,
+                compact::Decoded::Dwarf => return Ok(()),
+            };
+        write!(
+            w,
+            "STACK CFI INIT {:x} {:x}",
+            c.start.wrapping_sub(self.bias),
+            c.end - c.start
+        )?;
+        for (name, value) in rules {
+            write!(w, " {name}: {value}")?;
+        }
+        writeln!(w)?;
+        Ok(())
     }
 
     fn write_fde(&self, f: &FdeRef, w: &mut dyn Write) -> Result<(), FdeError> {
