@@ -116,12 +116,7 @@ impl<'a> Object<'a> {
     fn parse_any_arch(input: &'a Input, arch: Option<&str>) -> Result<Object<'a>, Error> {
         let path = input.path();
         let data = input.bytes();
-        let kind = object::FileKind::parse(data).map_err(|_| {
-            Error::new(
-                path,
-                ErrorKind::NotObject("unrecognised file format (expected ELF or Mach-O)".into()),
-            )
-        })?;
+        let kind = file_kind(input)?;
         let data = match kind {
             object::FileKind::Elf32 | object::FileKind::Elf64 => data,
             object::FileKind::MachO32 | object::FileKind::MachO64 => {
@@ -172,6 +167,15 @@ impl<'a> Object<'a> {
     pub fn is_big_endian(&self) -> bool {
         !self.file.is_little_endian()
     }
+}
+
+fn file_kind(input: &Input) -> Result<object::FileKind, Error> {
+    object::FileKind::parse(input.bytes()).map_err(|_| {
+        Error::new(
+            input.path(),
+            ErrorKind::NotObject("unrecognised file format (expected ELF or Mach-O)".into()),
+        )
+    })
 }
 
 fn corrupt(path: &Path, e: object::Error) -> Error {
@@ -259,18 +263,14 @@ fn select_slice<'a>(
 pub fn architectures(input: &Input) -> Result<Vec<String>, Error> {
     let path = input.path();
     let data = input.bytes();
-    let kind = object::FileKind::parse(data).map_err(|_| {
-        Error::new(
-            path,
-            ErrorKind::NotObject("unrecognised file format".into()),
-        )
-    })?;
-    match kind {
-        object::FileKind::MachOFat32 | object::FileKind::MachOFat64 => Ok(fat_slices(data, kind)
-            .map_err(|e| corrupt(path, e))?
-            .into_iter()
-            .map(|s| s.0.to_string())
-            .collect()),
+    match file_kind(input)? {
+        kind @ (object::FileKind::MachOFat32 | object::FileKind::MachOFat64) => {
+            Ok(fat_slices(data, kind)
+                .map_err(|e| corrupt(path, e))?
+                .into_iter()
+                .map(|s| s.0.to_string())
+                .collect())
+        }
         _ => {
             let file = object::File::parse(data).map_err(|e| corrupt(path, e))?;
             Ok(vec![slice_name(file.architecture()).to_string()])

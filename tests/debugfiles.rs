@@ -180,27 +180,7 @@ fn mini_debuginfo_symbols_become_publics() {
     assert!(sym.funcs.is_empty());
     // Every FUNC symbol of the original binary (readelf -s, recorded by the fixture
     // script) is named at its address, by one of the names it has there.
-    let nm = std::fs::read_to_string(fixtures().join(format!("oracle/x86_64/{NAME}.nm"))).unwrap();
-    let mut expected: std::collections::BTreeMap<u64, Vec<String>> = Default::default();
-    for line in nm.lines() {
-        let (addr, name) = line.split_once(' ').unwrap();
-        expected
-            .entry(u64::from_str_radix(addr, 16).unwrap())
-            .or_default()
-            .push(name.to_string());
-    }
-    let got: std::collections::BTreeMap<u64, String> = sym
-        .publics
-        .iter()
-        .map(|(a, n, _)| (*a, n.clone()))
-        .collect();
-    assert_eq!(
-        got.keys().collect::<Vec<_>>(),
-        expected.keys().collect::<Vec<_>>()
-    );
-    for (addr, name) in &got {
-        assert!(expected[addr].contains(name), "{addr:#x}: {name}");
-    }
+    assert_publics_match_symbol_table(&sym, &format!("x86_64/{NAME}"));
 }
 
 #[test]

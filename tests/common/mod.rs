@@ -379,3 +379,34 @@ pub fn dump_text(path: &Path, opts: &dumpsyms::Options) -> String {
     dumpsyms::write_module(&d.module, &mut buf).unwrap();
     String::from_utf8(buf).unwrap()
 }
+
+/// Checks that `sym`'s PUBLIC records are exactly the FUNC symbols readelf lists in
+/// `oracle/<rel>.nm` (recorded by the fixture script): every address named, each by one
+/// of the names it has there.
+pub fn assert_publics_match_symbol_table(sym: &SymFile, rel: &str) {
+    let nm = std::fs::read_to_string(fixtures().join(format!("oracle/{rel}.nm"))).unwrap();
+    let mut expected: std::collections::BTreeMap<u64, Vec<String>> = Default::default();
+    for line in nm.lines() {
+        let (addr, name) = line.split_once(' ').unwrap();
+        expected
+            .entry(u64::from_str_radix(addr, 16).unwrap())
+            .or_default()
+            .push(name.to_string());
+    }
+    let got: std::collections::BTreeMap<u64, String> = sym
+        .publics
+        .iter()
+        .map(|(a, n, _)| (*a, n.clone()))
+        .collect();
+    assert_eq!(
+        got.keys().collect::<Vec<_>>(),
+        expected.keys().collect::<Vec<_>>()
+    );
+    for (addr, name) in &got {
+        assert!(
+            expected[addr].contains(name),
+            "{addr:#x}: {name} not among {:?}",
+            expected[addr]
+        );
+    }
+}
