@@ -122,16 +122,11 @@ pub(crate) struct FileTable<'h, 'a> {
 }
 
 impl<'h, 'a> FileTable<'h, 'a> {
-    pub(crate) fn new(
-        dwarf: &gimli::Dwarf<R<'a>>,
-        unit: &Unit<R<'a>>,
-        header: Option<&'h LineProgramHeader<R<'a>>>,
-    ) -> Self {
+    pub(crate) fn new(unit: &Unit<R<'a>>, header: Option<&'h LineProgramHeader<R<'a>>>) -> Self {
         let comp_dir = unit.comp_dir.map(|d| lossy(d.slice()));
         let primary = unit
             .name
             .map(|n| join(comp_dir.as_deref().unwrap_or(""), &lossy(n.slice())));
-        let _ = dwarf;
         FileTable {
             header,
             comp_dir,

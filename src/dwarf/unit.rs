@@ -256,14 +256,12 @@ fn build<'a>(
         }
         None => Vec::new(),
     };
-    let mut files = FileTable::new(cx.dwarf, line_unit, header.as_ref());
+    let mut files = FileTable::new(line_unit, header.as_ref());
     // A split unit's inlined calls name files of its own line table (in the .dwo).
     let split_header = (!std::ptr::eq(unit, line_unit))
         .then(|| unit.line_program.as_ref().map(|p| p.header().clone()))
         .flatten();
-    let mut split_files = split_header
-        .as_ref()
-        .map(|h| FileTable::new(dwarf, unit, Some(h)));
+    let mut split_files = split_header.as_ref().map(|h| FileTable::new(unit, Some(h)));
     for f in &funcs {
         for &(lo, hi) in &f.ranges {
             let lines = clip_lines(&rows, lo, hi, |i| files.slot(cx.dwarf, line_unit, i));
@@ -383,7 +381,7 @@ fn walk<'a>(
                     Ctx::Inline(f, d) => (Some(f), Some(d)),
                     Ctx::None => (None, None),
                 };
-                let origin = reference(cx, unit, start, &entry, constants::DW_AT_abstract_origin);
+                let origin = reference(cx, start, &entry, constants::DW_AT_abstract_origin);
                 if let (Some(func), Some(origin)) = (func, origin) {
                     let ranges = die_ranges(cx, unit, &entry)?;
                     if !ranges.is_empty() {
@@ -414,10 +412,8 @@ fn walk<'a>(
                     constants::DW_TAG_namespace => ScopeKind::Namespace,
                     _ => ScopeKind::Type,
                 };
-                let target = reference(cx, unit, start, &entry, constants::DW_AT_specification)
-                    .or_else(|| {
-                        reference(cx, unit, start, &entry, constants::DW_AT_abstract_origin)
-                    });
+                let target = reference(cx, start, &entry, constants::DW_AT_specification)
+                    .or_else(|| reference(cx, start, &entry, constants::DW_AT_abstract_origin));
                 let linkage = string(cx, unit, &entry, constants::DW_AT_linkage_name)
                     .or_else(|| string(cx, unit, &entry, constants::DW_AT_MIPS_linkage_name));
                 dies.dies.push(DieInfo {
@@ -476,12 +472,10 @@ fn string<'a>(
 /// references into type units are not followed.
 fn reference(
     cx: &Context<'_, '_>,
-    unit: &gimli::Unit<R<'_>>,
     start: usize,
     entry: &DebuggingInformationEntry<R<'_>>,
     name: DwAt,
 ) -> Option<usize> {
-    let _ = unit;
     match attr(entry, name)? {
         AttributeValue::UnitRef(o) => start.checked_add(o.0),
         AttributeValue::DebugInfoRef(o) if cx.cross_unit_refs => cx.space.checked_add(o.0),
