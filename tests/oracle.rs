@@ -71,20 +71,7 @@ fn fixtures_agree_with_llvm_symbolizer() {
         assert!(oracle.len() >= 50, "{arch}/{name}: oracle too small");
         let sym = parse(&dump_text(&path, &opts));
         let s = score(&sym, &oracle);
-        let pct = |n: usize| n as f64 / s.total as f64;
-        println!(
-            "{:<34} {:>6} {:>8.2}% {:>8.2}% {:>8.2}% {:>10}",
-            format!("{arch}/{name}"),
-            s.total,
-            100.0 * pct(s.function),
-            100.0 * pct(s.line),
-            100.0 * pct(s.inline),
-            s.tolerated
-        );
-        for m in s.misses.iter().take(8) {
-            println!("    {m}");
-        }
-        if pct(s.function) < REQUIRED || pct(s.line) < REQUIRED || pct(s.inline) < REQUIRED {
+        if !s.report(&format!("{arch}/{name}")) {
             failures.push(format!("{arch}/{name}"));
         }
     }

@@ -204,3 +204,23 @@ pub fn score(sym: &SymFile, oracle: &[OracleRow]) -> Score {
     }
     s
 }
+
+impl Score {
+    /// Prints one line of figures (and a few of the disagreements) for `label`; true
+    /// when every measure reaches [`REQUIRED`].
+    pub fn report(&self, label: &str) -> bool {
+        let pct = |n: usize| n as f64 / self.total as f64;
+        println!(
+            "{label:<34} {:>6} {:>8.2}% {:>8.2}% {:>8.2}% {:>10}",
+            self.total,
+            100.0 * pct(self.function),
+            100.0 * pct(self.line),
+            100.0 * pct(self.inline),
+            self.tolerated
+        );
+        for m in self.misses.iter().take(8) {
+            println!("    {m}");
+        }
+        pct(self.function) >= REQUIRED && pct(self.line) >= REQUIRED && pct(self.inline) >= REQUIRED
+    }
+}
