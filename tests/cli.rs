@@ -388,6 +388,10 @@ fn version_and_help() {
 #[test]
 fn output_is_identical_for_any_thread_count() {
     let mut inputs: Vec<PathBuf> = fixture_binaries().into_iter().map(|b| b.2).collect();
+    // Mach-O: DWARF from the dSYM, CFI from compact unwind and __eh_frame.
+    for name in ["mac-x86_64-O0", "mac-x86_64-O2", "mac-arm64-O0", "mac-arm64-O2"] {
+        inputs.push(fixtures().join("macho").join(name));
+    }
     // The test binary itself: many compilation units, so scheduling really varies.
     inputs.push(Path::new(env!("CARGO_BIN_EXE_dumpsyms")).to_path_buf());
     for bin in inputs {
