@@ -389,7 +389,12 @@ fn version_and_help() {
 fn output_is_identical_for_any_thread_count() {
     let mut inputs: Vec<PathBuf> = fixture_binaries().into_iter().map(|b| b.2).collect();
     // Mach-O: DWARF from the dSYM, CFI from compact unwind and __eh_frame.
-    for name in ["mac-x86_64-O0", "mac-x86_64-O2", "mac-arm64-O0", "mac-arm64-O2"] {
+    for name in [
+        "mac-x86_64-O0",
+        "mac-x86_64-O2",
+        "mac-arm64-O0",
+        "mac-arm64-O2",
+    ] {
         inputs.push(fixtures().join("macho").join(name));
     }
     // The test binary itself: many compilation units, so scheduling really varies.
