@@ -142,7 +142,14 @@ fn split<'a>(
         }
     }
     if dwarf.is_none() && !dwo_name.is_empty() {
-        let slot = &cx.dwos[index];
+        // Only `.debug_info` units have a slot; a skeleton elsewhere (in dwz's
+        // alternate file, which damaged input could make) is not followed.
+        let Some(slot) = cx.dwos.get(index) else {
+            out.warnings.push(format!(
+                "compilation unit at {at:#x}: a split-DWARF skeleton outside .debug_info; not followed"
+            ));
+            return;
+        };
         let mut w = Warnings::default();
         let comp_dir = skeleton
             .comp_dir
