@@ -170,9 +170,10 @@ pub fn extract(
     let mut fdes = Vec::new();
     let eh = source.configure_eh(EhFrame::from(source.reader(&source.eh_frame.data)));
     collect(&eh, &bases, Source::EhFrame, layout, &mut fdes, warnings);
-    let debug = source.configure_debug(DebugFrame::from(source.reader(&source.debug_frame.data)));
+    let debug_frame =
+        source.configure_debug(DebugFrame::from(source.reader(&source.debug_frame.data)));
     collect(
-        &debug,
+        &debug_frame,
         &bases,
         Source::DebugFrame,
         layout,
@@ -248,7 +249,13 @@ fn compact_entries(
             continue;
         }
         // Only x86's stack-indirect encodings read the code, at a fixed offset.
-        let indirect = read_u32(e.start + u64::from((e.encoding >> 16) & 0xFF));
+        let stack_indirect = matches!(arch, CfiArch::X86 | CfiArch::X86_64)
+            && e.encoding & 0x0F00_0000 == 0x0300_0000;
+        let indirect = if stack_indirect {
+            read_u32(e.start + u64::from((e.encoding >> 16) & 0xFF))
+        } else {
+            None
+        };
         match compact::decode(arch, e.encoding, |_| indirect) {
             Ok(compact::Decoded::Rules(_)) => out.push((e, indirect)),
             Ok(compact::Decoded::Dwarf) => {}
