@@ -1,7 +1,13 @@
 //! Turning linkage names into source-language names, and making any name safe to write.
 
+use std::collections::HashMap;
+use std::hash::{BuildHasher, BuildHasherDefault};
+use std::sync::{Arc, Mutex};
+
+use rustc_hash::FxHasher;
+
 /// The source language a name came from, when known (from `DW_AT_language`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Lang {
     /// Rust.
     Rust,
@@ -38,9 +44,65 @@ pub fn demangle(raw: &str, lang: Lang) -> String {
     raw.to_string()
 }
 
+type FxBuild = BuildHasherDefault<FxHasher>;
+
+/// Mangled name -> demangled name.
+type Shard = Mutex<HashMap<Box<str>, Arc<str>, FxBuild>>;
+
+/// Locks the cache is split over, so that workers rarely wait for each other.
+const SHARDS: usize = 16;
+
+/// Demangled names shared by every worker of a dump. A C++ header's inline functions
+/// are named again in each unit that inlines them, so with `--inlines` the same few
+/// thousand names would otherwise be demangled hundreds of times (a fifth of a large
+/// dump's time). Each distinct name is demangled once; the cache holds what the symbol
+/// file lists anyway (its FUNC and INLINE_ORIGIN names) and their mangled forms.
+#[derive(Default)]
+pub struct Cache {
+    /// By language (names from Rust units are read as Rust first), then by hash.
+    shards: [[Shard; SHARDS]; 2],
+}
+
+impl Cache {
+    /// [`demangle`], once per distinct name.
+    pub fn demangle(&self, raw: &str, lang: Lang) -> Arc<str> {
+        if !raw.starts_with("_Z") && !raw.starts_with("_R") {
+            return raw.into();
+        }
+        let shard = &self.shards[usize::from(lang == Lang::Rust)]
+            [FxBuild::default().hash_one(raw) as usize % SHARDS];
+        // A poisoned lock only means another worker panicked; the map is still valid.
+        if let Some(hit) = shard.lock().unwrap_or_else(|e| e.into_inner()).get(raw) {
+            return hit.clone();
+        }
+        // Demangled outside the lock: two workers may both do it once, harmlessly.
+        let value: Arc<str> = demangle(raw, lang).into();
+        shard
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(raw.into(), value.clone());
+        value
+    }
+}
+
+/// [`sanitize`] for a shared name: a clean one is returned as it is, not copied.
+pub fn sanitize_shared(name: Arc<str>) -> Option<Arc<str>> {
+    let clean = !name.bytes().any(|b| b < 0x20 || b == 0x7f || b == 0xc2);
+    if clean && !name.is_empty() && name.trim().len() == name.len() {
+        return Some(name);
+    }
+    sanitize(&name).map(Arc::from)
+}
+
 /// Makes a name writable in a record: control characters (a newline would start a new
 /// record) become spaces, surrounding white space goes. `None` when nothing is left.
 pub fn sanitize(name: &str) -> Option<String> {
+    // Almost every name has no control character (C0, DEL, or C1, which UTF-8 starts
+    // with 0xC2): it only needs trimming.
+    if !name.bytes().any(|b| b < 0x20 || b == 0x7f || b == 0xc2) {
+        let trimmed = name.trim();
+        return (!trimmed.is_empty()).then(|| trimmed.to_string());
+    }
     let cleaned: String = name
         .chars()
         .map(|c| if c.is_control() { ' ' } else { c })
@@ -87,8 +149,32 @@ mod tests {
     }
 
     #[test]
+    fn the_cache_gives_what_demangle_gives() {
+        let cache = Cache::default();
+        for (raw, lang) in [
+            ("_ZN2ns3fooEi", Lang::Other),
+            ("_ZN2ns3fooEi", Lang::Other),
+            ("_ZN3foo3barE", Lang::Rust),
+            ("_ZN3foo3barE", Lang::Other),
+            ("main", Lang::Other),
+            ("_Zjunk", Lang::Other),
+        ] {
+            assert_eq!(&*cache.demangle(raw, lang), demangle(raw, lang));
+        }
+    }
+
+    #[test]
     fn sanitize_removes_newlines_and_empties() {
         assert_eq!(sanitize("a\nb"), Some("a b".into()));
         assert_eq!(sanitize(" \t\n"), None);
+        assert_eq!(sanitize(" f\u{85}g "), Some("f g".into()));
+        assert_eq!(sanitize(" é(int) "), Some("é(int)".into()));
+        for s in ["f", " f ", "a\nb", "", " ", "é\u{85}"] {
+            assert_eq!(
+                sanitize_shared(s.into()).as_deref(),
+                sanitize(s).as_deref(),
+                "{s:?}"
+            );
+        }
     }
 }

@@ -7,6 +7,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+pub mod body;
 pub mod debugfile;
 pub mod demangle;
 pub mod dwarf;

@@ -3,10 +3,12 @@
 
 use std::borrow::Cow;
 use std::fs::File;
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use memmap2::Mmap;
+use memmap2::{Mmap, UncheckedAdvice};
 use object::{Object as _, ObjectSection as _};
+use rayon::prelude::*;
 
 use crate::error::{Error, ErrorKind, Warnings};
 
@@ -72,10 +74,81 @@ impl Input {
             Bytes::Owned(v) => v,
         }
     }
+
+    /// Tells the kernel that `part` (a range of [`Input::bytes`]) will not be read again
+    /// soon, so its pages leave this process's resident set. A later read faults them back
+    /// in from the file, so this only ever costs time, never correctness. It keeps peak
+    /// memory from including every page of a multi-hundred-MB debug file that was read
+    /// once (compressed sections after inflating, `.debug_info` units after parsing).
+    pub fn release(&self, part: &[u8]) {
+        let Bytes::Mapped(map) = &self.bytes else {
+            return;
+        };
+        let base = map.as_ptr() as usize;
+        let Some(offset) = (part.as_ptr() as usize).checked_sub(base) else {
+            return;
+        };
+        if part.is_empty() || offset.saturating_add(part.len()) > map.len() {
+            return;
+        }
+        // SAFETY: the map is private and read-only, so MADV_DONTNEED cannot lose data:
+        // the dropped pages are read back from the file on the next access, and no
+        // reference into the map is invalidated.
+        let _ =
+            unsafe { map.unchecked_advise_range(UncheckedAdvice::DontNeed, offset, part.len()) };
+    }
+}
+
+/// A section's decompressed bytes: whole, or as a stream for sections too large to hold
+/// inflated at once.
+pub enum SectionBytes<'a> {
+    Whole(Cow<'a, [u8]>),
+    Stream(Box<SectionStream<'a>>),
+}
+
+/// The decompressed bytes of a zlib-compressed section, read in order. Consumed
+/// compressed input is released from memory as it goes (see [`Input::release`]).
+pub struct SectionStream<'a> {
+    inflater: flate2::read::ZlibDecoder<ReleasingReader<'a>>,
+    /// The uncompressed size the section header claims.
+    pub size: u64,
+}
+
+impl Read for SectionStream<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        self.inflater.read(buf)
+    }
+}
+
+/// Reads a part of a mapped input, releasing what it has read every few MB.
+struct ReleasingReader<'a> {
+    input: &'a Input,
+    data: &'a [u8],
+    pos: usize,
+    released: usize,
+}
+
+/// How much consumed compressed input is kept mapped before it is released.
+const RELEASE_STEP: usize = 8 << 20;
+
+impl Read for ReleasingReader<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let rest = self.data.get(self.pos..).unwrap_or_default();
+        let n = rest.len().min(buf.len());
+        buf[..n].copy_from_slice(&rest[..n]);
+        self.pos += n;
+        if self.pos - self.released >= RELEASE_STEP || (n == 0 && self.pos > self.released) {
+            self.input.release(&self.data[self.released..self.pos]);
+            self.released = self.pos;
+        }
+        Ok(n)
+    }
 }
 
 /// A parsed ELF file over the bytes of an [`Input`].
 pub struct Object<'a> {
+    /// The input the bytes belong to.
+    pub input: &'a Input,
     /// The input's path, for messages.
     pub path: &'a Path,
     /// The parsed container.
@@ -153,14 +226,74 @@ impl<'a> Object<'a> {
                 ErrorKind::Unsupported("unknown Mach-O CPU type".into()),
             ));
         }
-        Ok(Object { path, file, data })
+        Ok(Object {
+            input,
+            path,
+            file,
+            data,
+        })
     }
 
     /// The contents of the named section, decompressed if needed (`SHF_COMPRESSED` with
     /// zlib or zstd, or the older `.zdebug_*` form). A missing section is empty; one that
     /// cannot be read is empty with a warning.
     pub fn section_data(&self, name: &str, warnings: &mut Warnings) -> Cow<'a, [u8]> {
-        section_data(&self.file, self.data.len(), name, warnings)
+        let data = section_data(&self.file, self.data.len(), name, warnings);
+        if let Cow::Owned(_) = data
+            && let Some(compressed) = self
+                .file
+                .section_by_name(name)
+                .and_then(|s| s.compressed_data().ok())
+        {
+            self.input.release(compressed.data);
+        }
+        data
+    }
+
+    /// Several sections at once, decompressed in parallel, in the order of `names`.
+    pub fn sections_data(&self, names: &[&str], warnings: &mut Warnings) -> Vec<Cow<'a, [u8]>> {
+        let loaded: Vec<(Cow<'a, [u8]>, Warnings)> = names
+            .par_iter()
+            .map(|name| {
+                let mut w = Warnings::default();
+                (self.section_data(name, &mut w), w)
+            })
+            .collect();
+        loaded
+            .into_iter()
+            .map(|(data, w)| {
+                warnings.extend(w);
+                data
+            })
+            .collect()
+    }
+
+    /// The named section's bytes, streamed when it is zlib-compressed: such a section is
+    /// read in order, never held whole.
+    pub fn section_bytes(&self, name: &str, warnings: &mut Warnings) -> SectionBytes<'a> {
+        let compressed = self
+            .file
+            .section_by_name(name)
+            .and_then(|s| s.compressed_data().ok());
+        match compressed {
+            Some(c)
+                if c.format == object::CompressionFormat::Zlib
+                    && c.uncompressed_size
+                        <= (self.data.len() as u64).saturating_mul(MAX_DECOMPRESSION_RATIO) =>
+            {
+                let reader = ReleasingReader {
+                    input: self.input,
+                    data: c.data,
+                    pos: 0,
+                    released: 0,
+                };
+                SectionBytes::Stream(Box::new(SectionStream {
+                    inflater: flate2::read::ZlibDecoder::new(reader),
+                    size: c.uncompressed_size,
+                }))
+            }
+            _ => SectionBytes::Whole(self.section_data(name, warnings)),
+        }
     }
 
     /// True for big-endian files.

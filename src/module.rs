@@ -2,6 +2,9 @@
 //! module-relative addresses, one function per address, no overlaps, publics only where
 //! no function is, dense and sorted file and origin numbering.
 
+use rayon::prelude::*;
+
+use crate::body::{self, BodyRef, UnitBodies};
 use crate::dwarf::DwarfOutput;
 use crate::error::Warnings;
 use crate::identity::Identity;
@@ -25,21 +28,25 @@ pub struct Module {
     pub origins: Vec<String>,
     /// Sorted by address, non-overlapping.
     pub functions: Vec<Function>,
+    /// The functions' encoded line and inline records, with ids mapped to `files` and
+    /// `origins` (see [`Module::records`]).
+    pub bodies: Vec<UnitBodies>,
+    /// Subtracted from the addresses in `bodies`.
+    pub bias: u64,
     /// Sorted by address, none inside a function.
     pub publics: Vec<Public>,
     /// The unwind tables, written as STACK CFI records.
     pub cfi: Option<crate::unwind::CfiSource>,
 }
 
-/// A `FUNC` record with its line and `INLINE` records.
+/// A `FUNC` record; its line and `INLINE` records are in [`Module::bodies`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Function {
     pub address: u64,
     pub size: u64,
     pub name: String,
     pub multiple: bool,
-    pub lines: Vec<Line>,
-    pub inlines: Vec<Inline>,
+    pub body: BodyRef,
 }
 
 /// A line record.
@@ -121,9 +128,10 @@ impl Module {
         // Stable: of several functions at one address the first in DWARF order wins,
         // which is also the one llvm-symbolizer reports.
         funcs.sort_by_key(|f| f.start);
-        let mut used_files = vec![false; dwarf.files.len()];
-        let mut used_origins = vec![false; dwarf.origins.len()];
-        let mut kept: Vec<Function> = Vec::with_capacity(funcs.len());
+        // Which functions are kept is decided in address order (each against the one
+        // before); naming them, which demangles symbols, is done in parallel after.
+        let mut groups: Vec<(crate::dwarf::FunctionRecord, usize)> =
+            Vec::with_capacity(funcs.len());
         let mut overlaps = 0usize;
         let mut iter = funcs.into_iter().peekable();
         while let Some(first) = iter.next() {
@@ -133,72 +141,47 @@ impl Module {
             }
             dwarf_names.sort_unstable();
             dwarf_names.dedup();
-            if let Some(prev) = kept.last()
-                && first.start.wrapping_sub(bias) < prev.address + prev.size
+            if let Some((prev, _)) = groups.last()
+                && first.start.wrapping_sub(bias)
+                    < prev.start.wrapping_sub(bias) + (prev.end - prev.start)
             {
                 overlaps += 1;
                 continue;
             }
-            let syms_here = syms_at(first.start);
-            // Several names for the same code (identical code folding, aliases), counted
-            // within one source: a DWARF name and the symbol of a GCC clone
-            // (`f` and `f.constprop.0`) are one function.
-            let multiple = dwarf_names.len() > 1 || distinct_names(&syms_here) > 1;
-            let name = match first.name {
-                Some(n) if first.name_from_linkage => n,
-                // GCC gives no linkage name to functions in anonymous namespaces: the name
-                // built from the DIE tree lacks the parameter list every other C++ FUNC
-                // has. The mangled symbol at the same address has it.
-                Some(n) => syms_here
-                    .iter()
-                    .filter(|s| s.is_mangled())
-                    .find_map(|s| s.display_name().filter(|d| *d != s.raw))
-                    .map_or(n, |d| strip_clone_suffixes(&d).to_string()),
-                None => syms_here
-                    .iter()
-                    .find_map(|s| s.display_name())
-                    .unwrap_or_else(|| NAME_OMITTED.to_string()),
-            };
-            let lines: Vec<Line> = first
-                .lines
-                .into_iter()
-                .map(|l| {
-                    used_files[l.file as usize] = true;
-                    Line {
-                        address: l.address.wrapping_sub(bias),
-                        size: l.size,
-                        line: l.line,
-                        file: l.file,
-                    }
-                })
-                .collect();
-            let inlines: Vec<Inline> = first
-                .inlines
-                .into_iter()
-                .map(|mut s| {
-                    used_files[s.call_file as usize] = true;
-                    used_origins[s.origin] = true;
-                    for r in &mut s.ranges {
-                        *r = (r.0.wrapping_sub(bias), r.1 - r.0);
-                    }
-                    Inline {
-                        depth: s.depth,
-                        call_line: s.call_line,
-                        call_file: s.call_file,
-                        origin: s.origin as u32,
-                        ranges: s.ranges,
-                    }
-                })
-                .collect();
-            kept.push(Function {
-                address: first.start.wrapping_sub(bias),
-                size: first.end - first.start,
-                name,
-                multiple,
-                lines,
-                inlines,
-            });
+            groups.push((first, dwarf_names.len()));
         }
+        let kept: Vec<Function> = groups
+            .into_par_iter()
+            .map(|(first, dwarf_names)| {
+                let syms_here = syms_at(first.start);
+                // Several names for the same code (identical code folding, aliases),
+                // counted within one source: a DWARF name and the symbol of a GCC clone
+                // (`f` and `f.constprop.0`) are one function.
+                let multiple = dwarf_names > 1 || distinct_names(&syms_here) > 1;
+                let name = match first.name {
+                    Some(n) if first.name_from_linkage => n,
+                    // GCC gives no linkage name to functions in anonymous namespaces: the
+                    // name built from the DIE tree lacks the parameter list every other
+                    // C++ FUNC has. The mangled symbol at the same address has it.
+                    Some(n) => syms_here
+                        .iter()
+                        .filter(|s| s.is_mangled())
+                        .find_map(|s| s.display_name().filter(|d| *d != s.raw))
+                        .map_or(n, |d| strip_clone_suffixes(&d).to_string()),
+                    None => syms_here
+                        .iter()
+                        .find_map(|s| s.display_name())
+                        .unwrap_or_else(|| NAME_OMITTED.to_string()),
+                };
+                Function {
+                    address: first.start.wrapping_sub(bias),
+                    size: first.end - first.start,
+                    name,
+                    multiple,
+                    body: first.body,
+                }
+            })
+            .collect();
         if overlaps > 0 {
             warnings.push(format!(
                 "{overlaps} functions overlap an earlier function and were left out"
@@ -206,42 +189,132 @@ impl Module {
         }
 
         // FILE and INLINE_ORIGIN ids: dense, in sorted name order, so that the output
-        // does not depend on the order units were read in.
+        // does not depend on the order units were read in. Only what the kept functions
+        // use is written.
+        let (used_files, used_origins) =
+            usage(&kept, &dwarf.bodies, dwarf.files.len(), dwarf.origins.len());
         let file_map = renumber(&dwarf.files, &used_files, &mut m.files);
         let origin_map = renumber(&dwarf.origins, &used_origins, &mut m.origins);
-        for f in &mut kept {
-            for l in &mut f.lines {
-                l.file = file_map[l.file as usize];
+        m.bodies = dwarf.bodies;
+        for u in &mut m.bodies {
+            for id in &mut u.files {
+                *id = file_map.get(*id as usize).copied().unwrap_or(u32::MAX);
             }
-            for s in &mut f.inlines {
-                s.call_file = file_map[s.call_file as usize];
-                s.origin = origin_map[s.origin as usize];
+            for id in &mut u.origins {
+                *id = origin_map.get(*id as usize).copied().unwrap_or(u32::MAX);
             }
         }
+        m.bias = bias;
 
-        // PUBLIC: the first symbol at each address not covered by a function.
-        let mut last = None;
-        for &i in &order {
-            let address = symbols[i].address;
-            if last == Some(address) || covered(&kept, address.wrapping_sub(bias)) {
-                continue;
-            }
-            last = Some(address);
-            let here = syms_at(address);
-            let Some(name) = here.iter().find_map(|s| s.display_name()) else {
-                continue;
-            };
-            m.publics.push(Public {
-                address: address.wrapping_sub(bias),
-                name,
-                multiple: distinct_names(&here) > 1,
-            });
-        }
+        // PUBLIC: the first symbol at each address not covered by a function, named in
+        // parallel (each demangles its symbols).
+        let mut addresses: Vec<u64> = order.iter().map(|&i| symbols[i].address).collect();
+        addresses.dedup();
+        addresses.retain(|&a| !covered(&kept, a.wrapping_sub(bias)));
+        m.publics = addresses
+            .into_par_iter()
+            .filter_map(|address| {
+                let here = syms_at(address);
+                let name = here.iter().find_map(|s| s.display_name())?;
+                Some(Public {
+                    address: address.wrapping_sub(bias),
+                    name,
+                    multiple: distinct_names(&here) > 1,
+                })
+            })
+            .collect();
         // By address, for the same order on every run and the order readers expect.
         m.publics.sort_by_key(|p| p.address);
         m.functions = kept;
         m
     }
+}
+
+impl Module {
+    /// The encoded records of `f` and its unit's id maps (see [`crate::body::visit`]);
+    /// `None` only for a function whose body reference is out of range.
+    pub fn body_of(&self, f: &Function) -> Option<(&UnitBodies, &[u8])> {
+        body_bytes(&self.bodies, f.body)
+    }
+
+    /// The line and `INLINE` records of `f`, with module-relative addresses and the
+    /// module's FILE and INLINE_ORIGIN ids.
+    pub fn records(&self, f: &Function) -> (Vec<Line>, Vec<Inline>) {
+        let Some((unit, bytes)) = body_bytes(&self.bodies, f.body) else {
+            return (Vec::new(), Vec::new());
+        };
+        let start = f.address.wrapping_add(self.bias);
+        let (lines, sites) = body::decode(start, bytes);
+        let file = |slot: u32| unit.files.get(slot as usize).copied().unwrap_or(u32::MAX);
+        let lines = lines
+            .into_iter()
+            .map(|l| Line {
+                address: l.address.wrapping_sub(self.bias),
+                size: l.size,
+                line: l.line,
+                file: file(l.file),
+            })
+            .collect();
+        let inlines = sites
+            .into_iter()
+            .map(|s| Inline {
+                depth: s.depth,
+                call_line: s.call_line,
+                call_file: file(s.call_file),
+                origin: unit.origins.get(s.origin).copied().unwrap_or(u32::MAX),
+                ranges: s
+                    .ranges
+                    .iter()
+                    .map(|&(lo, hi)| (lo.wrapping_sub(self.bias), hi.wrapping_sub(lo)))
+                    .collect(),
+            })
+            .collect();
+        (lines, inlines)
+    }
+}
+
+fn body_bytes(bodies: &[UnitBodies], b: BodyRef) -> Option<(&UnitBodies, &[u8])> {
+    let unit = bodies.get(b.unit as usize)?;
+    Some((unit, unit.bytes.get(b.start as usize..b.end as usize)?))
+}
+
+/// Which files and origins (by extraction id) the records of `funcs` use: only those
+/// get FILE and INLINE_ORIGIN records.
+fn usage(
+    funcs: &[Function],
+    bodies: &[UnitBodies],
+    files: usize,
+    origins: usize,
+) -> (Vec<bool>, Vec<bool>) {
+    let empty = || (vec![false; files], vec![false; origins]);
+    funcs
+        .par_chunks(1024)
+        .fold(empty, |(mut uf, mut uo), chunk| {
+            let mut lines = Vec::new();
+            for f in chunk {
+                let Some((unit, bytes)) = body_bytes(bodies, f.body) else {
+                    continue;
+                };
+                let mark = |ids: &[u32], slot: usize, used: &mut Vec<bool>| {
+                    if let Some(u) = ids.get(slot).and_then(|&id| used.get_mut(id as usize)) {
+                        *u = true;
+                    }
+                };
+                body::visit(0, bytes, &mut lines, |s| {
+                    mark(&unit.files, s.call_file as usize, &mut uf);
+                    mark(&unit.origins, s.origin, &mut uo);
+                });
+                for l in &lines {
+                    mark(&unit.files, l.file as usize, &mut uf);
+                }
+            }
+            (uf, uo)
+        })
+        .reduce(empty, |(mut af, mut ao), (bf, bo)| {
+            af.iter_mut().zip(bf).for_each(|(a, b)| *a |= b);
+            ao.iter_mut().zip(bo).for_each(|(a, b)| *a |= b);
+            (af, ao)
+        })
 }
 
 /// `f(int) [clone .constprop.0] [clone .cold]` -> `f(int)`: the symbol of a GCC clone
@@ -275,13 +348,14 @@ fn covered(funcs: &[Function], addr: u64) -> bool {
 }
 
 /// Keeps the used entries of `names`, sorted, in `out`; returns old id -> new id.
-fn renumber(names: &[String], used: &[bool], out: &mut Vec<String>) -> Vec<u32> {
+fn renumber<S: AsRef<str>>(names: &[S], used: &[bool], out: &mut Vec<String>) -> Vec<u32> {
     let mut ids: Vec<usize> = (0..names.len()).filter(|&i| used[i]).collect();
-    ids.sort_by(|&a, &b| names[a].cmp(&names[b]));
+    // By name: the ids must not depend on the order units were read or interned in.
+    ids.sort_by(|&a, &b| names[a].as_ref().cmp(names[b].as_ref()));
     let mut map = vec![u32::MAX; names.len()];
     for (new, &old) in ids.iter().enumerate() {
         map[old] = new as u32;
-        out.push(names[old].clone());
+        out.push(names[old].as_ref().to_string());
     }
     map
 }

@@ -1,6 +1,6 @@
 //! Line programs: rows with sizes, cleaned up, and the file table that names them.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 use gimli::{IncompleteLineProgram, LineProgramHeader, Unit};
 
@@ -115,7 +115,9 @@ pub(crate) struct FileTable<'h, 'a> {
     header: Option<&'h LineProgramHeader<R<'a>>>,
     comp_dir: Option<String>,
     primary: Option<String>,
-    slots: HashMap<u64, Option<u32>>,
+    /// Looked up for every line row: a fast hash, not a DoS-resistant one (the keys
+    /// are small file indexes).
+    slots: FxHashMap<u64, Option<u32>>,
     primary_slot: Option<u32>,
     /// Paths by slot.
     pub paths: Vec<String>,
@@ -131,7 +133,7 @@ impl<'h, 'a> FileTable<'h, 'a> {
             header,
             comp_dir,
             primary,
-            slots: HashMap::new(),
+            slots: FxHashMap::default(),
             primary_slot: None,
             paths: Vec::new(),
         }

@@ -1,9 +1,15 @@
 //! DWARF: functions, their lines and inline trees, extracted per compilation unit in
-//! parallel and merged into owned records.
+//! parallel as `.debug_info` streams in ([`stream`]), each unit's names resolved by the
+//! worker that read it ([`resolve`]), and merged into compact records
+//! ([`crate::body`]). Memory holds the sections read at random (strings, line
+//! programs, ranges, abbreviations), the units in flight and the encoded records, never
+//! all of `.debug_info` or an index of all its DIEs.
 
 mod lines;
 mod names;
+mod resolve;
 mod split;
+mod stream;
 mod sup;
 mod unit;
 
@@ -11,13 +17,16 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
-use gimli::{EndianSlice, RunTimeEndian, Section as _};
+use gimli::{DebugInfo, EndianSlice, Reader as _, RunTimeEndian, Section as _};
 use rayon::prelude::*;
+use rustc_hash::FxHashMap;
 
+use crate::body::{BodyRef, UnitBodies};
 use crate::error::Warnings;
 use crate::identity::Layout;
-use crate::load::Object;
-use names::DieIndex;
+use crate::load::{Object, SectionBytes};
+use names::UnitDies;
+use resolve::{Name, NameSlot, Origins, UnitResult};
 pub use split::SplitPaths;
 pub use unit::{InlineSite, LineRow};
 
@@ -30,10 +39,13 @@ pub(crate) struct Context<'d, 'a> {
     pub layout: &'d Layout,
     pub inlines: bool,
     pub cross_unit_refs: bool,
+    /// Only the name index is wanted (the second pass): no line tables, no pieces.
+    pub index_only: bool,
     pub endian: RunTimeEndian,
     pub paths: &'d SplitPaths,
-    /// One slot per unit for its `.dwo`, filled by the worker that needs it.
-    pub dwos: &'a [OnceLock<Option<split::DwoFile>>],
+    /// Where this unit's `.dwo` is kept while the unit is processed; `None` for units
+    /// that cannot have one (dwz's alternate file).
+    pub dwo: Option<&'a OnceLock<Option<split::DwoFile>>>,
     pub dwp: Option<&'d gimli::DwarfPackage<R<'a>>>,
     /// Added to `.debug_info` offsets read in this file: 0 for the main file, a range of
     /// its own for a split unit's `.dwo` and for dwz's alternate file.
@@ -63,11 +75,8 @@ pub struct FunctionRecord {
     /// The name is a demangled linkage name (not one built from the DIE tree, which has
     /// no parameter list).
     pub name_from_linkage: bool,
-    /// `file` indexes [`DwarfOutput::files`].
-    pub lines: Vec<LineRow>,
-    /// `call_file` indexes [`DwarfOutput::files`]; `origin` indexes
-    /// [`DwarfOutput::origins`].
-    pub inlines: Vec<InlineSite>,
+    /// Its line and inline records, in [`DwarfOutput::bodies`].
+    pub body: BodyRef,
 }
 
 /// All functions of a module, in unit and DIE order.
@@ -75,7 +84,45 @@ pub struct FunctionRecord {
 pub struct DwarfOutput {
     pub functions: Vec<FunctionRecord>,
     pub files: Vec<String>,
-    pub origins: Vec<String>,
+    pub origins: Vec<std::sync::Arc<str>>,
+    /// Per unit: the encoded records, with maps to ids of `files` and `origins`.
+    pub bodies: Vec<UnitBodies>,
+}
+
+/// The sections units read at random, loaded once; `.debug_info` is streamed apart.
+pub(crate) struct Shared<'s> {
+    sections: gimli::DwarfSections<Cow<'s, [u8]>>,
+    alt: Option<gimli::DwarfSections<Cow<'s, [u8]>>>,
+    endian: RunTimeEndian,
+}
+
+impl Shared<'_> {
+    /// A `Dwarf` over the shared sections whose `.debug_info` is `info`: one unit's
+    /// bytes, or nothing.
+    pub(crate) fn dwarf<'w>(&'w self, info: &'w [u8]) -> gimli::Dwarf<R<'w>> {
+        let endian = self.endian;
+        let mut dwarf = self.sections.borrow(|s| EndianSlice::new(s, endian));
+        dwarf.debug_info = DebugInfo::new(info, endian);
+        if let Some(alt) = &self.alt {
+            dwarf.set_sup(alt.borrow(|s| EndianSlice::new(s, endian)));
+        }
+        dwarf
+    }
+}
+
+/// Everything a unit worker needs besides its unit.
+pub(crate) struct Job<'j, 's> {
+    pub shared: &'j Shared<'s>,
+    pub layout: &'j Layout,
+    pub opts: DwarfOptions,
+    pub paths: &'j SplitPaths,
+    pub dwp: Option<&'j gimli::DwarfPackage<R<'j>>>,
+    /// dwz's alternate file's DIEs, for names that refer into it.
+    pub sup_dies: &'j [UnitDies<'j>],
+    /// The length of `.debug_info`: references below it may lead into other units.
+    pub info_len: usize,
+    pub demangled: &'j crate::demangle::Cache,
+    pub origins: &'j Origins,
 }
 
 /// Reads the DWARF sections of `obj` and extracts every function with code.
@@ -91,6 +138,12 @@ pub fn extract(
     } else {
         RunTimeEndian::Little
     };
+    let info = obj.section_bytes(".debug_info", warnings);
+    let info_len = match &info {
+        SectionBytes::Whole(data) if data.is_empty() => return DwarfOutput::default(),
+        SectionBytes::Whole(data) => data.len(),
+        SectionBytes::Stream(s) => usize::try_from(s.size).unwrap_or(usize::MAX),
+    };
     // dwz: the alternate file holding the DIEs and strings several debug files share.
     let source_path = paths.debug_file.as_deref().unwrap_or(&paths.binary);
     let alt = sup::alt_link(obj)
@@ -104,40 +157,15 @@ pub fn extract(
                 None
             }
         });
-    let alt_sections = alt_obj.as_ref().map(|o| load_sections(o, warnings));
-    let sections = load_sections(obj, warnings);
-    let mut dwarf = sections.borrow(|s| EndianSlice::new(s, endian));
-    if dwarf.debug_info.reader().is_empty() {
-        return DwarfOutput::default();
-    }
-    if let Some(alt) = &alt_sections {
-        dwarf.set_sup(alt.borrow(|s| EndianSlice::new(s, endian)));
-    }
-
-    let mut headers = Vec::new();
-    let mut iter = dwarf.units();
-    loop {
-        match iter.next() {
-            Ok(Some(h)) => headers.push(h),
-            Ok(None) => break,
-            Err(e) => {
-                // A bad unit length leaves no way to find the next unit.
-                warnings.push(format!(
-                    ".debug_info: unit header after {} good units: {e}; later units are skipped",
-                    headers.len()
-                ));
-                break;
-            }
-        }
-    }
-    let total = dwarf.debug_info.reader().len();
-    let ends: Vec<usize> = headers
-        .iter()
-        .skip(1)
-        .map(|h| h.offset().0)
-        .chain(std::iter::once(total))
-        .collect();
-
+    let shared = Shared {
+        sections: load_sections(obj, warnings),
+        alt: alt_obj.as_ref().map(|o| {
+            let mut s = load_sections(o, warnings);
+            s.debug_info = DebugInfo::from(o.section_data(".debug_info", warnings));
+            s
+        }),
+        endian,
+    };
     let dwp_file = split::find_dwp(paths, warnings);
     let dwp = dwp_file.as_ref().and_then(|f| match f.package(endian) {
         Ok(p) => Some(p),
@@ -146,144 +174,190 @@ pub fn extract(
             None
         }
     });
-    let dwos: Vec<OnceLock<Option<split::DwoFile>>> =
-        headers.iter().map(|_| OnceLock::new()).collect();
-    let cx = Context {
-        dwarf: &dwarf,
+    let sup_dwarf = shared
+        .alt
+        .as_ref()
+        .map(|alt| alt.borrow(|s| EndianSlice::new(s, endian)));
+    let sup_dies = sup_dwarf
+        .as_ref()
+        .map(|sup| sup_index(sup, layout, paths, opts))
+        .unwrap_or_default();
+    let demangled = crate::demangle::Cache::default();
+    let origins = Origins::default();
+    let job = Job {
+        demangled: &demangled,
+        origins: &origins,
+        shared: &shared,
         layout,
-        inlines: opts.inlines,
-        cross_unit_refs: opts.cross_unit_refs,
-        endian,
+        opts,
         paths,
-        dwos: &dwos,
         dwp: dwp.as_ref(),
-        space: 0,
-    };
-    // Units are independent; `collect` keeps input order, so the merge below (and the
-    // output) does not depend on how rayon schedules them.
-    let units: Vec<unit::UnitOutput> = headers
-        .into_par_iter()
-        .zip(ends.into_par_iter())
-        .enumerate()
-        .map(|(i, (h, end))| unit::process(&cx, h, end, i))
-        .collect();
-    for u in &units {
-        warnings.extend(u.warnings.clone());
-    }
-    // The alternate file's units only feed the name index: it holds no code.
-    let sup_units: Vec<unit::UnitOutput> = match dwarf.sup() {
-        Some(sup) => {
-            let sup_cx = Context {
-                dwarf: sup,
-                space: SUP_SPACE,
-                ..cx
-            };
-            let mut headers = Vec::new();
-            let mut iter = sup.units();
-            while let Ok(Some(h)) = iter.next() {
-                headers.push(h);
-            }
-            let total = sup.debug_info.reader().len();
-            let ends: Vec<usize> = headers
-                .iter()
-                .skip(1)
-                .map(|h| h.offset().0)
-                .chain([total])
-                .collect();
-            headers
-                .into_par_iter()
-                .zip(ends)
-                .map(|(h, end)| unit::process(&sup_cx, h, end, usize::MAX))
-                .collect()
-        }
-        None => Vec::new(),
+        sup_dies: &sup_dies,
+        info_len,
     };
 
-    let mut index = DieIndex {
-        units: units.iter().chain(&sup_units).map(|u| &u.dies).collect(),
-    };
-    // Lookups binary-search units by offset; split and alternate files' units have
-    // offsets of their own ranges, out of `.debug_info` order.
-    index.units.sort_by_key(|u| u.start);
-    let mut wanted: Vec<usize> = units
+    let (units, spans) = stream::map_units(
+        info,
+        obj.input,
+        endian,
+        &|_| true,
+        &|chunk| resolve::unit_result(&job, &chunk.data, chunk.offset, chunk.index),
+        warnings,
+    );
+    let deferred: Vec<usize> = units
         .iter()
-        .flat_map(|u| u.pieces.iter())
-        .flat_map(|p| std::iter::once(p.die).chain(p.inlines.iter().map(|s| s.origin)))
-        .collect();
-    // Sorted and deduplicated: each name is resolved (and demangled) once.
-    wanted.sort_unstable();
-    wanted.dedup();
-    let resolved: Vec<Option<(String, bool)>> = wanted
-        .par_iter()
-        .map(|&o| {
-            let r = index.function_name(o)?;
-            Some((crate::demangle::sanitize(&r.name)?, r.from_linkage))
+        .flat_map(|u| {
+            let pieces = u.pieces.iter().filter_map(|p| match p.name {
+                NameSlot::Deferred(o) => Some(o),
+                NameSlot::Known(_) => None,
+            });
+            pieces.chain(u.deferred_origins.iter().map(|d| d.1))
         })
         .collect();
-    let name_of = |o: usize| -> Option<&(String, bool)> {
-        let i = wanted.binary_search(&o).ok()?;
-        resolved[i].as_ref()
+    let late = if deferred.is_empty() {
+        HashMap::new()
+    } else {
+        // Its warnings were given when it was first opened.
+        let open = || obj.section_bytes(".debug_info", &mut Warnings::default());
+        resolve::deferred_names(&job, &open, obj.input, &spans, deferred)
     };
+    drop(demangled);
+    merge(units, &late, origins, warnings)
+}
 
+/// The name index of dwz's alternate file, whose units hold names but no code.
+fn sup_index<'a>(
+    sup: &'a gimli::Dwarf<R<'a>>,
+    layout: &'a Layout,
+    paths: &'a SplitPaths,
+    opts: DwarfOptions,
+) -> Vec<UnitDies<'a>> {
+    let cx = Context {
+        dwarf: sup,
+        layout,
+        inlines: false,
+        cross_unit_refs: opts.cross_unit_refs,
+        index_only: true,
+        endian: sup.debug_info.reader().endian(),
+        paths,
+        dwo: None,
+        dwp: None,
+        space: SUP_SPACE,
+    };
+    let mut headers = Vec::new();
+    let mut iter = sup.units();
+    while let Ok(Some(h)) = iter.next() {
+        headers.push(h);
+    }
+    let total = sup.debug_info.reader().len();
+    let ends: Vec<usize> = headers
+        .iter()
+        .skip(1)
+        .map(|h| h.offset().0)
+        .chain([total])
+        .collect();
+    headers
+        .into_par_iter()
+        .zip(ends)
+        .map(|(h, end)| {
+            let at = h.offset().0;
+            unit::process(&cx, h, at, end, usize::MAX).dies
+        })
+        .collect()
+}
+
+/// Joins the units' results in unit order: files interned by path, names that needed
+/// other units filled in from `late`.
+fn merge(
+    units: Vec<UnitResult>,
+    late: &HashMap<usize, Option<Name>>,
+    origins: Origins,
+    warnings: &mut Warnings,
+) -> DwarfOutput {
     let mut out = DwarfOutput::default();
-    let mut file_ids: HashMap<String, u32> = HashMap::new();
-    let mut origin_ids: HashMap<String, u32> = HashMap::new();
-    // Origin id by index in `wanted`: each DIE's name is interned once, however many
-    // inlined calls it has.
-    let mut origin_of: Vec<Option<u32>> = vec![None; wanted.len()];
-    for u in units {
-        let remap: Vec<u32> = u
+    let mut file_ids: FxHashMap<String, u32> = FxHashMap::default();
+    for (ui, u) in units.into_iter().enumerate() {
+        warnings.extend(u.warnings);
+        let name_of = |slot: NameSlot| -> Option<Name> {
+            match slot {
+                NameSlot::Known(n) => n,
+                NameSlot::Deferred(o) => late.get(&o).cloned().flatten(),
+            }
+        };
+        let files = u
             .files
-            .into_iter()
+            .iter()
             .map(|path| intern(&mut file_ids, &mut out.files, path))
             .collect();
-        for mut p in u.pieces {
-            for l in &mut p.lines {
-                l.file = remap[l.file as usize];
+        let mut unit_origins = u.origins;
+        for (slot, offset) in u.deferred_origins {
+            let id = origins.intern_name(late.get(&offset).and_then(|n| n.as_ref()));
+            if let Some(o) = unit_origins.get_mut(slot as usize) {
+                *o = id;
             }
-            for s in &mut p.inlines {
-                s.call_file = remap[s.call_file as usize];
-                // Every origin offset is in `wanted`: it was collected from these sites.
-                let i = wanted.binary_search(&s.origin).unwrap_or_default();
-                let id = *origin_of[i].get_or_insert_with(|| {
-                    let name = resolved[i]
-                        .as_ref()
-                        .map_or_else(|| "<name omitted>".to_string(), |n| n.0.clone());
-                    intern(&mut origin_ids, &mut out.origins, name)
-                });
-                s.origin = id as usize;
-            }
-            let name = name_of(p.die);
+        }
+        for p in u.pieces {
+            let name = name_of(p.name);
             out.functions.push(FunctionRecord {
                 start: p.start,
                 end: p.end,
-                name: name.map(|n| n.0.clone()),
-                name_from_linkage: name.is_some_and(|n| n.1),
-                lines: p.lines,
-                inlines: p.inlines,
+                name_from_linkage: name.as_ref().is_some_and(|n| n.1),
+                name: name.map(|n| n.0.to_string()),
+                body: BodyRef {
+                    unit: ui as u32,
+                    start: p.body.0 as u32,
+                    end: p.body.1 as u32,
+                },
             });
         }
+        out.bodies.push(UnitBodies {
+            bytes: u.bytes,
+            files,
+            origins: unit_origins,
+        });
     }
+    out.origins = origins.into_names();
     out
 }
 
-/// The DWARF sections of `obj`, decompressed where needed; missing ones are empty.
+/// The DWARF sections units read at random, decompressed in parallel; `.debug_info` is
+/// left out (it is streamed), and so are sections no record is made from (locations,
+/// macros, accelerator tables).
 fn load_sections<'a>(
     obj: &Object<'a>,
     warnings: &mut Warnings,
 ) -> gimli::DwarfSections<Cow<'a, [u8]>> {
-    gimli::DwarfSections::load(|id| -> Result<Cow<[u8]>, ()> {
-        Ok(obj.section_data(id.name(), warnings))
+    use gimli::SectionId as S;
+    const NEEDED: [S; 8] = [
+        S::DebugAbbrev,
+        S::DebugAddr,
+        S::DebugLine,
+        S::DebugLineStr,
+        S::DebugStr,
+        S::DebugStrOffsets,
+        S::DebugRanges,
+        S::DebugRngLists,
+    ];
+    let names: Vec<&str> = NEEDED.iter().map(|id| id.name()).collect();
+    let mut loaded = obj.sections_data(&names, warnings).into_iter();
+    let mut by_id: HashMap<S, Cow<'a, [u8]>> = NEEDED
+        .iter()
+        .map(|&id| (id, loaded.next().unwrap_or_default()))
+        .collect();
+    gimli::DwarfSections::load(|id| -> Result<Cow<'a, [u8]>, ()> {
+        Ok(by_id.remove(&id).unwrap_or_default())
     })
     .unwrap_or_else(|()| unreachable!("the section loader never fails"))
 }
 
-fn intern(ids: &mut HashMap<String, u32>, list: &mut Vec<String>, s: String) -> u32 {
-    if let Some(&id) = ids.get(&s) {
+/// The id of `s` in `list`, added on first sight. Looked up by reference, so that the
+/// common case (seen before, in an earlier unit) copies nothing.
+fn intern(ids: &mut FxHashMap<String, u32>, list: &mut Vec<String>, s: &str) -> u32 {
+    if let Some(&id) = ids.get(s) {
         return id;
     }
     let id = list.len() as u32;
-    list.push(s.clone());
-    ids.insert(s, id);
+    list.push(s.to_string());
+    ids.insert(s.to_string(), id);
     id
 }

@@ -2,14 +2,16 @@
 //! of a DIE to a name across `DW_AT_specification` / `DW_AT_abstract_origin` chains,
 //! enclosing namespaces and classes, and compilation units.
 
-use crate::demangle::{Lang, demangle};
+use std::sync::Arc;
+
+use crate::demangle::{Cache, Lang, demangle};
 
 /// Marks "no parent" and "no target".
 pub(crate) const NONE: u32 = u32::MAX;
 
 /// How far reference chains are followed; real chains are 1–3 hops, cycles in damaged
 /// DWARF would otherwise loop forever.
-const MAX_HOPS: usize = 16;
+pub(crate) const MAX_HOPS: usize = 16;
 /// How many enclosing scopes a qualified name may have.
 const MAX_SCOPES: usize = 64;
 
@@ -21,6 +23,19 @@ pub(crate) enum ScopeKind {
     Function,
 }
 
+/// A DIE's string attribute, kept as a reference and read only when a name is built
+/// from it: most indexed DIEs (declarations, scopes of unused functions) never are, and
+/// reading every string up front was a fifth of a large dump's time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum LazyStr<'a> {
+    /// The bytes themselves (`DW_FORM_string`, or already read).
+    Bytes(&'a [u8]),
+    /// An offset in the unit's `.debug_str`.
+    Str(usize),
+    /// An offset in dwz's alternate file's `.debug_str`.
+    SupStr(usize),
+}
+
 /// The naming facts of one DIE.
 #[derive(Debug, Clone)]
 pub(crate) struct DieInfo<'a> {
@@ -29,8 +44,8 @@ pub(crate) struct DieInfo<'a> {
     /// Index of the nearest enclosing indexed DIE in the same unit, or [`NONE`].
     pub parent: u32,
     pub kind: ScopeKind,
-    pub name: Option<&'a [u8]>,
-    pub linkage: Option<&'a [u8]>,
+    pub name: Option<LazyStr<'a>>,
+    pub linkage: Option<LazyStr<'a>>,
     /// `DW_AT_specification` or `DW_AT_abstract_origin`, as a `.debug_info` offset.
     pub target: Option<usize>,
 }
@@ -38,7 +53,9 @@ pub(crate) struct DieInfo<'a> {
 /// A resolved function name.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct ResolvedName {
-    pub name: String,
+    /// Shared with the demangling cache (and, for inline origins, the INLINE_ORIGIN
+    /// table) rather than copied for every unit that names the function.
+    pub name: Arc<str>,
     /// True when it came from a linkage name; false for a name built from the DIE tree.
     pub from_linkage: bool,
 }
@@ -50,43 +67,82 @@ pub(crate) struct UnitDies<'a> {
     pub end: usize,
     pub lang: Option<Lang>,
     pub dies: Vec<DieInfo<'a>>,
+    /// The `.debug_str` sections that [`LazyStr`] offsets point into: the unit's own
+    /// file's, and dwz's alternate file's.
+    pub strings: &'a [u8],
+    pub sup_strings: &'a [u8],
 }
 
-/// All units' indexes, sorted by unit offset.
+impl<'a> UnitDies<'a> {
+    /// The bytes of a string attribute; `None` for an offset outside its section.
+    pub(crate) fn string(&self, s: LazyStr<'a>) -> Option<&'a [u8]> {
+        let (section, offset) = match s {
+            LazyStr::Bytes(b) => return Some(b),
+            LazyStr::Str(o) => (self.strings, o),
+            LazyStr::SupStr(o) => (self.sup_strings, o),
+        };
+        let rest = section.get(offset..)?;
+        // Unterminated or empty strings name nothing, as when gimli reads them.
+        let s = &rest[..memchr::memchr(0, rest)?];
+        (!s.is_empty()).then_some(s)
+    }
+}
+
+/// A reference that leads into a unit the index does not hold: the name can only be
+/// resolved once that unit is indexed too.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Unindexed(pub usize);
+
+/// Units' indexes, sorted by unit offset.
 pub(crate) struct DieIndex<'u, 'a> {
     pub units: Vec<&'u UnitDies<'a>>,
+    /// Offsets below this are in `.debug_info`, whose units may not all be indexed: a
+    /// reference there that no indexed unit holds is [`Unindexed`], not a dead end.
+    /// Zero when the index holds every unit it could need.
+    pub partial_below: usize,
+    /// Shared by the workers, so that each distinct linkage name is demangled once.
+    pub demangled: Option<&'u Cache>,
 }
 
 impl<'a> DieIndex<'_, 'a> {
-    fn lookup(&self, offset: usize) -> Option<(&UnitDies<'a>, usize)> {
-        let i = self
+    fn lookup(&self, offset: usize) -> Result<Option<(&UnitDies<'a>, usize)>, Unindexed> {
+        let unit = self
             .units
             .partition_point(|u| u.start <= offset)
-            .checked_sub(1)?;
-        let unit = self.units[i];
-        if offset >= unit.end {
-            return None;
-        }
-        let j = unit.dies.binary_search_by_key(&offset, |d| d.offset).ok()?;
-        Some((unit, j))
+            .checked_sub(1)
+            .map(|i| self.units[i])
+            .filter(|u| offset < u.end);
+        let Some(unit) = unit else {
+            return if offset < self.partial_below {
+                Err(Unindexed(offset))
+            } else {
+                Ok(None)
+            };
+        };
+        Ok(unit
+            .dies
+            .binary_search_by_key(&offset, |d| d.offset)
+            .ok()
+            .map(|j| (unit, j)))
     }
 
     /// The name of the function whose DIE is at `offset`: the demangled linkage name if
     /// any DIE in its reference chain has one, else its qualified source name (which,
-    /// unlike a demangled C++ name, has no parameter list).
-    pub(crate) fn function_name(&self, offset: usize) -> Option<ResolvedName> {
+    /// unlike a demangled C++ name, has no parameter list). [`Unindexed`] when the
+    /// answer depends on a unit the index does not hold.
+    pub(crate) fn function_name(&self, offset: usize) -> Result<Option<ResolvedName>, Unindexed> {
         let mut linkage = None;
         let mut named = None;
         let mut cur = offset;
         for _ in 0..MAX_HOPS {
-            let Some((unit, i)) = self.lookup(cur) else {
+            let Some((unit, i)) = self.lookup(cur)? else {
                 break;
             };
             let die = &unit.dies[i];
-            if named.is_none() && die.name.is_some() {
+            if named.is_none() && die.name.and_then(|n| unit.string(n)).is_some() {
                 named = Some((unit, i));
             }
-            if let Some(l) = die.linkage {
+            if let Some(l) = die.linkage.and_then(|l| unit.string(l)) {
                 linkage = Some((l, unit.lang.unwrap_or(Lang::Other)));
                 break;
             }
@@ -96,34 +152,44 @@ impl<'a> DieIndex<'_, 'a> {
             }
         }
         if let Some((raw, lang)) = linkage {
-            let raw = String::from_utf8_lossy(raw);
-            let demangled = demangle(&raw, lang);
-            let failed = demangled == raw && (raw.starts_with("_Z") || raw.starts_with("_R"));
+            // Strict UTF-8 first: valid names (nearly all) skip the lossy scan.
+            let raw = match std::str::from_utf8(raw) {
+                Ok(s) => std::borrow::Cow::Borrowed(s),
+                Err(_) => String::from_utf8_lossy(raw),
+            };
+            let demangled: Arc<str> = match self.demangled {
+                Some(cache) => cache.demangle(&raw, lang),
+                None => demangle(&raw, lang).into(),
+            };
+            let failed = *demangled == *raw && (raw.starts_with("_Z") || raw.starts_with("_R"));
             if !failed {
-                return Some(ResolvedName {
+                return Ok(Some(ResolvedName {
                     name: demangled,
                     from_linkage: true,
-                });
+                }));
             }
             // A mangled name no demangler accepts: the source name is more readable, if
             // there is one; otherwise the raw symbol still identifies the function.
             if named.is_none() {
-                return Some(ResolvedName {
-                    name: raw.into_owned(),
+                return Ok(Some(ResolvedName {
+                    name: Arc::from(&*raw),
                     from_linkage: true,
-                });
+                }));
             }
         }
-        named.map(|(u, i)| ResolvedName {
-            name: self.qualify(u, i),
-            from_linkage: false,
-        })
+        match named {
+            Some((u, i)) => Ok(Some(ResolvedName {
+                name: self.qualify(u, i)?.into(),
+                from_linkage: false,
+            })),
+            None => Ok(None),
+        }
     }
 
     /// `a::b::name` from the enclosing namespaces and types of DIE `i`.
-    fn qualify(&self, unit: &UnitDies<'a>, i: usize) -> String {
+    fn qualify(&self, unit: &UnitDies<'a>, i: usize) -> Result<String, Unindexed> {
         let die = &unit.dies[i];
-        let mut parts: Vec<&[u8]> = vec![die.name.unwrap_or(b"")];
+        let mut parts: Vec<&[u8]> = vec![die.name.and_then(|n| unit.string(n)).unwrap_or(b"")];
         let mut scope = self.parent_of(unit, i);
         let mut steps = 0;
         while let Some((u, j)) = scope {
@@ -132,19 +198,24 @@ impl<'a> DieIndex<'_, 'a> {
                 break;
             }
             let s = &u.dies[j];
+            let name = s.name.and_then(|n| u.string(n));
             match s.kind {
                 // Breakpad and llvm-symbolizer name local entities without their function.
                 ScopeKind::Function => break,
-                ScopeKind::Namespace => parts.push(s.name.unwrap_or(b"(anonymous namespace)")),
+                ScopeKind::Namespace => parts.push(name.unwrap_or(b"(anonymous namespace)")),
                 ScopeKind::Type => {
-                    if let Some(n) = s.name {
+                    if let Some(n) = name {
                         parts.push(n);
                     }
                 }
             }
             // An out-of-line definition (`struct A::B { ... }`) sits outside its scope
             // and points back at its declaration, whose parents are the real scope.
-            scope = match s.target.and_then(|t| self.lookup(t)) {
+            let target = match s.target {
+                Some(t) => self.lookup(t)?,
+                None => None,
+            };
+            scope = match target {
                 Some((tu, tj)) if s.target != Some(s.offset) => self.parent_of(tu, tj),
                 _ => self.parent_of(u, j),
             };
@@ -157,7 +228,7 @@ impl<'a> DieIndex<'_, 'a> {
             }
             out.push_str(&String::from_utf8_lossy(p));
         }
-        out
+        Ok(out)
     }
 
     fn parent_of<'s>(
@@ -184,7 +255,7 @@ mod tests {
             offset,
             parent,
             kind,
-            name: name.map(str::as_bytes),
+            name: name.map(|n| LazyStr::Bytes(n.as_bytes())),
             linkage: None,
             target: None,
         }
@@ -200,6 +271,8 @@ mod tests {
             start: 0,
             end: 100,
             lang: None,
+            strings: &[],
+            sup_strings: &[],
             dies: vec![
                 die(10, NONE, ScopeKind::Namespace, None),
                 die(20, 0, ScopeKind::Type, Some("Klass")),
@@ -207,9 +280,13 @@ mod tests {
                 def,
             ],
         };
-        let index = DieIndex { units: vec![&unit] };
+        let index = DieIndex {
+            units: vec![&unit],
+            partial_below: 0,
+            demangled: None,
+        };
         assert_eq!(
-            index.function_name(50).map(|n| n.name).as_deref(),
+            index.function_name(50).unwrap().map(|n| n.name).as_deref(),
             Some("(anonymous namespace)::Klass::method")
         );
     }
@@ -217,16 +294,24 @@ mod tests {
     #[test]
     fn undemanglable_linkage_name_falls_back_to_the_source_name() {
         let mut f = die(10, 0, ScopeKind::Function, Some("swap<int>"));
-        f.linkage = Some(b"_ZSt4swapIiENSt9enable_ifIXsrSt6__and_IJSt6__not_I");
+        f.linkage = Some(LazyStr::Bytes(
+            b"_ZSt4swapIiENSt9enable_ifIXsrSt6__and_IJSt6__not_I",
+        ));
         let unit = UnitDies {
             start: 0,
             end: 100,
             lang: None,
+            strings: &[],
+            sup_strings: &[],
             dies: vec![die(5, NONE, ScopeKind::Namespace, Some("std")), f],
         };
-        let index = DieIndex { units: vec![&unit] };
+        let index = DieIndex {
+            units: vec![&unit],
+            partial_below: 0,
+            demangled: None,
+        };
         assert_eq!(
-            index.function_name(10),
+            index.function_name(10).unwrap(),
             Some(ResolvedName {
                 name: "std::swap<int>".into(),
                 from_linkage: false
@@ -243,25 +328,31 @@ mod tests {
         let mut c = die(30, NONE, ScopeKind::Function, None);
         c.target = Some(40);
         let mut d = die(40, NONE, ScopeKind::Function, Some("g"));
-        d.linkage = Some(b"_ZN2ns1gEv");
+        d.linkage = Some(LazyStr::Bytes(b"_ZN2ns1gEv"));
         let unit = UnitDies {
             start: 0,
             end: 100,
             lang: None,
+            strings: &[],
+            sup_strings: &[],
             dies: vec![a, b, c, d],
         };
-        let index = DieIndex { units: vec![&unit] };
+        let index = DieIndex {
+            units: vec![&unit],
+            partial_below: 0,
+            demangled: None,
+        };
         assert_eq!(
-            index.function_name(20).map(|n| n.name).as_deref(),
+            index.function_name(20).unwrap().map(|n| n.name).as_deref(),
             Some("f")
         );
         assert_eq!(
-            index.function_name(30),
+            index.function_name(30).unwrap(),
             Some(ResolvedName {
                 name: "ns::g()".into(),
                 from_linkage: true
             })
         );
-        assert_eq!(index.function_name(99), None);
+        assert_eq!(index.function_name(99), Ok(None));
     }
 }

@@ -2,10 +2,10 @@
 //! functions with their address ranges and inline trees, then lines are attached and
 //! everything is cut into one piece per contiguous range.
 
-use gimli::{AttributeValue, DebuggingInformationEntry, DwAt, UnitHeader, constants};
+use gimli::{AttributeValue, DebuggingInformationEntry, DwAt, Section as _, UnitHeader, constants};
 
 use super::lines::{self, FileTable, RawRow};
-use super::names::{DieInfo, NONE, ScopeKind, UnitDies};
+use super::names::{DieInfo, LazyStr, NONE, ScopeKind, UnitDies};
 use super::{Context, R};
 use crate::demangle::Lang;
 use crate::error::Warnings;
@@ -81,16 +81,19 @@ struct Frame {
     ctx: Ctx,
 }
 
-/// Processes one unit (`index` is its position in `.debug_info`). Damage is reported in
-/// the output's warnings; what was read before it is kept.
+/// Processes one unit: the unit at offset `at` (up to `end`) of its file's
+/// `.debug_info`, whose header may have been parsed from a copy of the unit alone;
+/// `index` is its position in `.debug_info`. Damage is reported in the output's warnings;
+/// what was read before it is kept.
 pub(crate) fn process<'a>(
     cx: &Context<'_, 'a>,
     header: UnitHeader<R<'a>>,
+    at: usize,
     end: usize,
     index: usize,
 ) -> UnitOutput<'a> {
     // Offsets in the name index: this file's range plus the `.debug_info` offset.
-    let start = cx.space + header.offset().0;
+    let start = cx.space + at;
     let end = cx.space + end;
     let mut out = UnitOutput {
         dies: UnitDies {
@@ -109,8 +112,8 @@ pub(crate) fn process<'a>(
         }
     };
     match unit.dwo_id {
-        Some(id) => split(cx, &unit, id, index, &mut out),
-        None => build(cx, cx.dwarf, &unit, start, &unit, &mut out),
+        Some(id) => split(cx, &unit, id, at, index, &mut out),
+        None => build(cx, cx.dwarf, &unit, start, cx.space, &unit, &mut out),
     }
     out
 }
@@ -121,10 +124,10 @@ fn split<'a>(
     cx: &Context<'_, 'a>,
     skeleton: &gimli::Unit<R<'a>>,
     id: gimli::DwoId,
+    at: usize,
     index: usize,
     out: &mut UnitOutput<'a>,
 ) {
-    let at = skeleton.header.offset().0;
     let dwo_name = skeleton
         .dwo_name()
         .ok()
@@ -144,7 +147,7 @@ fn split<'a>(
     if dwarf.is_none() && !dwo_name.is_empty() {
         // Only `.debug_info` units have a slot; a skeleton elsewhere (in dwz's
         // alternate file, which damaged input could make) is not followed.
-        let Some(slot) = cx.dwos.get(index) else {
+        let Some(slot) = cx.dwo else {
             out.warnings.push(format!(
                 "compilation unit at {at:#x}: a split-DWARF skeleton outside .debug_info; not followed"
             ));
@@ -218,35 +221,41 @@ fn split<'a>(
     let start = space + unit.header.offset().0;
     out.dies.start = start;
     out.dies.end = start + unit.header.length_including_self();
-    build(cx, &dwarf, &unit, start, skeleton, out);
+    build(cx, &dwarf, &unit, start, space, skeleton, out);
 }
 
 /// Where split units' DIE offsets start: `(index + 1) << 40`, far above any real
 /// `.debug_info` size.
 const SPLIT_SPACE_SHIFT: u32 = if usize::BITS >= 64 { 40 } else { 24 };
 
-/// Walks the DIEs of `unit` (in `dwarf`, offsets counted from `start`) and attaches the
-/// rows of `line_unit`'s line table: the same unit, or a split unit's skeleton.
+/// Walks the DIEs of `unit` (in `dwarf`, its first DIE offset counted from `start`, its
+/// file's `.debug_info` offsets from `space`) and attaches the rows of `line_unit`'s line
+/// table: the same unit, or a split unit's skeleton.
 fn build<'a>(
     cx: &Context<'_, 'a>,
     dwarf: &gimli::Dwarf<R<'a>>,
     unit: &gimli::Unit<R<'a>>,
     start: usize,
+    space: usize,
     line_unit: &gimli::Unit<R<'a>>,
     out: &mut UnitOutput<'a>,
 ) {
     let walk_cx = Context {
         dwarf,
-        space: start - unit.header.offset().0,
+        space,
         ..*cx
     };
+    out.dies.strings = dwarf.debug_str.reader().slice();
+    out.dies.sup_strings = dwarf.sup().map_or(&[], |s| s.debug_str.reader().slice());
     let mut funcs: Vec<FuncDraft> = Vec::new();
-    if let Err(e) = walk(&walk_cx, unit, start, &mut out.dies, &mut funcs) {
+    // The walk's unit offsets are relative to the unit's header.
+    let first = start - unit.header.offset().0;
+    if let Err(e) = walk(&walk_cx, unit, first, &mut out.dies, &mut funcs) {
         out.warnings.push(format!(
             "compilation unit at {start:#x}: {e}; the rest of this unit is skipped"
         ));
     }
-    if funcs.is_empty() {
+    if funcs.is_empty() || cx.index_only {
         return;
     }
     let program = line_unit.line_program.clone();
@@ -462,16 +471,26 @@ fn attr<'a>(entry: &DebuggingInformationEntry<R<'a>>, name: DwAt) -> Option<Attr
         .map(|a| a.value())
 }
 
+/// A string attribute as a reference into its string section, not yet read.
 fn string<'a>(
     cx: &Context<'_, 'a>,
     unit: &gimli::Unit<R<'a>>,
     entry: &DebuggingInformationEntry<R<'a>>,
     name: DwAt,
-) -> Option<&'a [u8]> {
-    let value = attr(entry, name)?;
-    let s = cx.dwarf.attr_string(unit, value).ok()?;
-    let bytes = s.slice();
-    (!bytes.is_empty()).then_some(bytes)
+) -> Option<LazyStr<'a>> {
+    match attr(entry, name)? {
+        AttributeValue::DebugStrRef(o) => Some(LazyStr::Str(o.0)),
+        AttributeValue::DebugStrRefSup(o) => Some(LazyStr::SupStr(o.0)),
+        AttributeValue::DebugStrOffsetsIndex(i) => cx
+            .dwarf
+            .string_offset(unit, i)
+            .ok()
+            .map(|o| LazyStr::Str(o.0)),
+        value => {
+            let bytes = cx.dwarf.attr_string(unit, value).ok()?.slice();
+            (!bytes.is_empty()).then_some(LazyStr::Bytes(bytes))
+        }
+    }
 }
 
 /// A reference attribute as an offset in the name index. References into other units
@@ -502,12 +521,25 @@ fn die_ranges(
     unit: &gimli::Unit<R<'_>>,
     entry: &DebuggingInformationEntry<R<'_>>,
 ) -> gimli::Result<Vec<(u64, u64)>> {
-    let mut raw: Vec<(u64, u64)> = Vec::new();
+    // One allocation per DIE with code, none for the rest: this runs for every function
+    // and inlined call of the program.
+    let mut out: Vec<(u64, u64)> = Vec::new();
+    let mut keep = |lo: u64, hi: u64| {
+        if lo >= hi || unit.header.is_tombstone_address(lo) {
+            return;
+        }
+        if lo == 0 && cx.layout.code_spans.is_empty() {
+            return;
+        }
+        if let Some(span_end) = cx.layout.code_span_end(lo) {
+            out.push((lo, hi.min(span_end)));
+        }
+    };
     if let Some(v) = attr(entry, constants::DW_AT_ranges) {
         if let Some(iter) = cx.dwarf.attr_ranges(unit, v)? {
             for r in iter {
                 let r = r?;
-                raw.push((r.begin, r.end));
+                keep(r.begin, r.end);
             }
         }
     } else if let Some(low) = attr(entry, constants::DW_AT_low_pc)
@@ -519,32 +551,25 @@ fn die_ranges(
             None => None,
         };
         if let Some(high) = high {
-            raw.push((low, high));
+            keep(low, high);
         }
     }
-    let mut out = Vec::with_capacity(raw.len());
-    for (lo, hi) in raw {
-        if lo >= hi || unit.header.is_tombstone_address(lo) {
-            continue;
+    if out.len() > 1 {
+        // Sorted and merged so that the pieces of a function come out in address order.
+        out.sort_unstable();
+        let mut merged = 0;
+        for i in 1..out.len() {
+            let (lo, hi) = out[i];
+            if lo <= out[merged].1 {
+                out[merged].1 = out[merged].1.max(hi);
+            } else {
+                merged += 1;
+                out[merged] = (lo, hi);
+            }
         }
-        if lo == 0 && cx.layout.code_spans.is_empty() {
-            continue;
-        }
-        let Some(span_end) = cx.layout.code_span_end(lo) else {
-            continue;
-        };
-        out.push((lo, hi.min(span_end)));
+        out.truncate(merged + 1);
     }
-    // Sorted and merged so that the pieces of a function come out in address order.
-    out.sort_unstable();
-    let mut merged: Vec<(u64, u64)> = Vec::with_capacity(out.len());
-    for (lo, hi) in out {
-        match merged.last_mut() {
-            Some(last) if lo <= last.1 => last.1 = last.1.max(hi),
-            _ => merged.push((lo, hi)),
-        }
-    }
-    Ok(merged)
+    Ok(out)
 }
 
 /// The line rows within `[lo, hi)`, clipped to it. Rows whose file cannot be named are
@@ -584,8 +609,11 @@ fn clip_sites(
     mut slot: impl FnMut(Option<u64>) -> Option<u32>,
 ) -> Vec<InlineSite> {
     let mut out = Vec::new();
-    // Clipped ranges by depth: [0] is the piece itself, [d + 1] the current site at d.
-    let mut stack: Vec<Option<Vec<(u64, u64)>>> = vec![Some(vec![(lo, hi)])];
+    // Clipped ranges live in `arena`; `stack` holds each depth's span of it: [0] is the
+    // piece itself, [d + 1] the current site at d. No allocation per site but its own.
+    let mut arena: Vec<(u64, u64)> = vec![(lo, hi)];
+    let mut stack: Vec<Option<(usize, usize)>> = vec![Some((0, 1))];
+    let mut scratch = Vec::new();
     for s in sites {
         let d = s.depth as usize;
         if stack.len() < d + 1 {
@@ -593,9 +621,14 @@ fn clip_sites(
             continue;
         }
         stack.truncate(d + 1);
-        let clipped = stack[d].as_ref().map(|parent| intersect(&s.ranges, parent));
-        let clipped = clipped.filter(|r| !r.is_empty());
-        if let Some(ranges) = &clipped
+        let clipped = stack[d].and_then(|(a, b)| {
+            scratch.clear();
+            intersect(&s.ranges, &arena[a..b], &mut scratch);
+            let at = arena.len();
+            arena.extend_from_slice(&scratch);
+            (!scratch.is_empty()).then_some((at, arena.len()))
+        });
+        if let Some((a, b)) = clipped
             && let Some(call_file) = slot(s.call_file)
         {
             out.push(InlineSite {
@@ -603,7 +636,7 @@ fn clip_sites(
                 origin: s.origin,
                 call_file,
                 call_line: s.call_line,
-                ranges: ranges.clone(),
+                ranges: arena[a..b].to_vec(),
             });
         }
         stack.push(clipped);
@@ -611,9 +644,8 @@ fn clip_sites(
     out
 }
 
-/// The intersection of two sorted, disjoint range lists.
-fn intersect(a: &[(u64, u64)], b: &[(u64, u64)]) -> Vec<(u64, u64)> {
-    let mut out = Vec::new();
+/// The intersection of two sorted, disjoint range lists, appended to `out`.
+fn intersect(a: &[(u64, u64)], b: &[(u64, u64)], out: &mut Vec<(u64, u64)>) {
     let (mut i, mut j) = (0, 0);
     while i < a.len() && j < b.len() {
         let lo = a[i].0.max(b[j].0);
@@ -627,7 +659,6 @@ fn intersect(a: &[(u64, u64)], b: &[(u64, u64)]) -> Vec<(u64, u64)> {
             j += 1;
         }
     }
-    out
 }
 
 #[cfg(test)]
@@ -636,11 +667,12 @@ mod tests {
 
     #[test]
     fn intersect_ranges() {
-        assert_eq!(
-            intersect(&[(0, 10), (20, 30)], &[(5, 25)]),
-            vec![(5, 10), (20, 25)]
-        );
-        assert_eq!(intersect(&[(0, 10)], &[(10, 20)]), vec![]);
+        let mut out = vec![(1, 2)];
+        intersect(&[(0, 10), (20, 30)], &[(5, 25)], &mut out);
+        assert_eq!(out, vec![(1, 2), (5, 10), (20, 25)]);
+        out.clear();
+        intersect(&[(0, 10)], &[(10, 20)], &mut out);
+        assert_eq!(out, vec![]);
     }
 
     fn site(depth: u32, ranges: Vec<(u64, u64)>) -> SiteDraft {

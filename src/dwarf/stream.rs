@@ -1,0 +1,330 @@
+//! `.debug_info` one unit at a time, so that it is never held whole: a mapped section is
+//! sliced into its units, each released from memory once processed; a compressed one is
+//! inflated as a stream on a thread of its own, overlapping with the workers, and each
+//! unit is handed to them as soon as its last byte arrives. A byte budget bounds what is
+//! in flight. Results come back in unit order, so the output does not depend on
+//! scheduling.
+
+use std::borrow::Cow;
+use std::io::Read;
+use std::sync::{Condvar, Mutex, mpsc};
+
+use gimli::RunTimeEndian;
+use rayon::prelude::*;
+
+use crate::error::Warnings;
+use crate::load::{Input, SectionBytes};
+
+/// At most this many bytes of inflated units wait for or sit in the workers (one unit
+/// is always let through, however large).
+const IN_FLIGHT_BUDGET: usize = 64 << 20;
+
+/// One unit's bytes, header included.
+pub(crate) struct UnitChunk<'a> {
+    /// Position in `.debug_info`.
+    pub index: usize,
+    /// Offset in `.debug_info`.
+    pub offset: usize,
+    pub data: Cow<'a, [u8]>,
+}
+
+/// Where a unit is, for a second pass that wants some units again.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct UnitSpan {
+    pub offset: usize,
+    pub len: usize,
+}
+
+/// Runs `work` on every unit that `want` accepts (by index), in parallel, and returns
+/// the results in unit order, with every unit's span. A damaged unit length ends the walk
+/// with a warning: nothing after it can be found.
+pub(crate) fn map_units<'a, T: Send>(
+    section: SectionBytes<'a>,
+    input: &Input,
+    endian: RunTimeEndian,
+    want: &(dyn Fn(usize) -> bool + Sync),
+    work: &(dyn Fn(UnitChunk<'_>) -> T + Sync),
+    warnings: &mut Warnings,
+) -> (Vec<T>, Vec<UnitSpan>) {
+    match section {
+        SectionBytes::Whole(data) => map_slice(&data, input, endian, want, work, warnings),
+        SectionBytes::Stream(stream) => {
+            let size = stream.size;
+            map_stream(stream, size, endian, want, work, warnings)
+        }
+    }
+}
+
+fn map_slice<T: Send>(
+    data: &[u8],
+    input: &Input,
+    endian: RunTimeEndian,
+    want: &(dyn Fn(usize) -> bool + Sync),
+    work: &(dyn Fn(UnitChunk<'_>) -> T + Sync),
+    warnings: &mut Warnings,
+) -> (Vec<T>, Vec<UnitSpan>) {
+    let mut spans = Vec::new();
+    let mut offset = 0usize;
+    while offset < data.len() {
+        let rest = &data[offset..];
+        match unit_length(rest, endian, rest.len() as u64) {
+            Ok(len) => {
+                spans.push(UnitSpan { offset, len });
+                offset += len;
+            }
+            Err(e) => {
+                warnings.push(damaged_length(spans.len(), offset, e));
+                break;
+            }
+        }
+    }
+    let results = spans
+        .par_iter()
+        .enumerate()
+        .filter(|(i, _)| want(*i))
+        .map(|(index, s)| {
+            let bytes = &data[s.offset..s.offset + s.len];
+            let out = work(UnitChunk {
+                index,
+                offset: s.offset,
+                data: Cow::Borrowed(bytes),
+            });
+            // Parsed: its pages can go (a mapped section only; see `Input::release`).
+            input.release(bytes);
+            out
+        })
+        .collect();
+    (results, spans)
+}
+
+fn map_stream<T: Send>(
+    mut stream: impl Read + Send,
+    size: u64,
+    endian: RunTimeEndian,
+    want: &(dyn Fn(usize) -> bool + Sync),
+    work: &(dyn Fn(UnitChunk<'_>) -> T + Sync),
+    warnings: &mut Warnings,
+) -> (Vec<T>, Vec<UnitSpan>) {
+    let budget = Budget::default();
+    let (tx, rx) = mpsc::channel::<UnitChunk<'static>>();
+    let (mut results, (spans, w)) = std::thread::scope(|scope| {
+        let producer = scope.spawn(|| {
+            let mut spans = Vec::new();
+            let mut w = Warnings::default();
+            let mut offset = 0u64;
+            while offset < size {
+                match read_unit(&mut stream, endian, size - offset) {
+                    Ok(None) => break,
+                    Ok(Some(data)) => {
+                        let index = spans.len();
+                        spans.push(UnitSpan {
+                            offset: offset as usize,
+                            len: data.len(),
+                        });
+                        offset += data.len() as u64;
+                        if want(index) {
+                            budget.acquire(data.len());
+                            let chunk = UnitChunk {
+                                index,
+                                offset: spans[index].offset,
+                                data: Cow::Owned(data),
+                            };
+                            if tx.send(chunk).is_err() {
+                                break;
+                            }
+                        }
+                    }
+                    Err(e) => {
+                        w.push(damaged_length(spans.len(), offset as usize, e));
+                        break;
+                    }
+                }
+            }
+            drop(tx);
+            (spans, w)
+        });
+        let results: Vec<(usize, T)> = rx
+            .into_iter()
+            .par_bridge()
+            .map(|chunk| {
+                let (index, len) = (chunk.index, chunk.data.len());
+                let out = work(chunk);
+                budget.release(len);
+                (index, out)
+            })
+            .collect();
+        // The producer never panics: its reads are bounded and checked.
+        let done = producer.join().unwrap_or_default();
+        (results, done)
+    });
+    warnings.extend(w);
+    // Workers finish in any order; unit order makes the output independent of that.
+    results.sort_unstable_by_key(|r| r.0);
+    (results.into_iter().map(|r| r.1).collect(), spans)
+}
+
+fn damaged_length(good: usize, offset: usize, e: String) -> String {
+    format!(
+        ".debug_info: unit header at {offset:#x}, after {good} good units: {e}; later units are skipped"
+    )
+}
+
+/// The length of the unit at the start of `data`, its length field included, checked
+/// against `left`, the bytes the section has from there.
+fn unit_length(data: &[u8], endian: RunTimeEndian, left: u64) -> Result<usize, String> {
+    let word = |b: &[u8]| -> Option<u64> {
+        Some(match (b.len(), endian) {
+            (4, RunTimeEndian::Little) => u64::from(u32::from_le_bytes(b.try_into().ok()?)),
+            (4, RunTimeEndian::Big) => u64::from(u32::from_be_bytes(b.try_into().ok()?)),
+            (8, RunTimeEndian::Little) => u64::from_le_bytes(b.try_into().ok()?),
+            (8, RunTimeEndian::Big) => u64::from_be_bytes(b.try_into().ok()?),
+            _ => return None,
+        })
+    };
+    let short = || "the section ends inside a unit length".to_string();
+    let first = word(data.get(..4).ok_or_else(short)?).ok_or_else(short)?;
+    let (field, length) = match first {
+        0xffff_ffff => (
+            12,
+            word(data.get(4..12).ok_or_else(short)?).ok_or_else(short)?,
+        ),
+        0xffff_fff0..=0xffff_fffe => return Err(format!("reserved unit length {first:#x}")),
+        n => (4, n),
+    };
+    let total = length
+        .checked_add(field)
+        .filter(|&t| t <= left)
+        .ok_or_else(|| format!("unit length {length:#x} runs past the end of the section"))?;
+    if length == 0 {
+        return Err("unit length 0".to_string());
+    }
+    usize::try_from(total).map_err(|_| format!("unit length {length:#x} is too large"))
+}
+
+/// Reads the next unit of a stream; `None` at the end of the stream.
+fn read_unit(
+    stream: &mut impl Read,
+    endian: RunTimeEndian,
+    left: u64,
+) -> Result<Option<Vec<u8>>, String> {
+    let mut head = [0u8; 12];
+    let got = read_full(stream, &mut head[..4])?;
+    if got == 0 {
+        return Ok(None);
+    }
+    let mut have = 4;
+    if got == 4 && head[..4] == [0xff; 4] {
+        have += read_full(stream, &mut head[4..12])?;
+    }
+    let total = unit_length(&head[..have], endian, left)?;
+    // Sized once (growing by doubling copied multi-MB units several times over). The
+    // length was checked against what the section header claims, which `load` bounds
+    // by the file's size, so a damaged length cannot ask for more than that.
+    let mut data = head[..have].to_vec();
+    stream
+        .take((total - have) as u64)
+        .read_to_end(&mut data)
+        .map_err(|e| format!("cannot decompress: {e}"))?;
+    if data.len() != total {
+        return Err("the section ends inside a unit".to_string());
+    }
+    Ok(Some(data))
+}
+
+fn read_full(stream: &mut impl Read, buf: &mut [u8]) -> Result<usize, String> {
+    let mut n = 0;
+    while n < buf.len() {
+        match stream.read(&mut buf[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(format!("cannot decompress: {e}")),
+        }
+    }
+    Ok(n)
+}
+
+/// Bytes in flight between the inflating thread and the workers.
+#[derive(Default)]
+struct Budget {
+    used: Mutex<usize>,
+    freed: Condvar,
+}
+
+impl Budget {
+    fn acquire(&self, n: usize) {
+        let mut used = self.used.lock().unwrap_or_else(|e| e.into_inner());
+        while *used > 0 && *used + n > IN_FLIGHT_BUDGET {
+            used = self.freed.wait(used).unwrap_or_else(|e| e.into_inner());
+        }
+        *used += n;
+    }
+
+    fn release(&self, n: usize) {
+        let mut used = self.used.lock().unwrap_or_else(|e| e.into_inner());
+        *used = used.saturating_sub(n);
+        self.freed.notify_all();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn units(lengths: &[u32]) -> Vec<u8> {
+        let mut out = Vec::new();
+        for &l in lengths {
+            out.extend(l.to_le_bytes());
+            out.extend(std::iter::repeat_n(0xAB, l as usize));
+        }
+        out
+    }
+
+    #[test]
+    fn lengths_are_checked() {
+        let le = RunTimeEndian::Little;
+        assert_eq!(unit_length(&units(&[7]), le, 11), Ok(11));
+        assert!(unit_length(&units(&[7]), le, 10).is_err());
+        assert!(unit_length(&[0xf0, 0xff, 0xff, 0xff], le, 100).is_err());
+        assert!(unit_length(&[1, 0], le, 100).is_err());
+        let mut dwarf64 = vec![0xff; 4];
+        dwarf64.extend(3u64.to_le_bytes());
+        assert_eq!(unit_length(&dwarf64, le, 15), Ok(15));
+        assert_eq!(unit_length(&[0, 0, 0, 2], RunTimeEndian::Big, 6), Ok(6));
+    }
+
+    #[test]
+    fn a_stream_and_a_slice_give_the_same_units_in_order() {
+        let data = units(&[5, 300, 1, 40]);
+        let input = Input::from_bytes("test".into(), Vec::new());
+        let work = |c: UnitChunk<'_>| (c.index, c.offset, c.data.len());
+        let mut w = Warnings::default();
+        let le = RunTimeEndian::Little;
+        let (a, spans) = map_slice(&data, &input, le, &|_| true, &work, &mut w);
+        let (b, _) = map_stream(&data[..], data.len() as u64, le, &|_| true, &work, &mut w);
+        assert_eq!(a, vec![(0, 0, 9), (1, 9, 304), (2, 313, 5), (3, 318, 44)]);
+        assert_eq!(a, b);
+        assert_eq!(spans.len(), 4);
+        let (odd, _) = map_stream(
+            &data[..],
+            data.len() as u64,
+            le,
+            &|i| i % 2 == 1,
+            &work,
+            &mut w,
+        );
+        assert_eq!(odd, vec![(1, 9, 304), (3, 318, 44)]);
+        assert!(w.0.is_empty());
+    }
+
+    #[test]
+    fn a_truncated_stream_keeps_the_units_before_the_damage() {
+        let data = units(&[5, 300]);
+        let mut w = Warnings::default();
+        let work = |c: UnitChunk<'_>| c.index;
+        let cut = &data[..100];
+        let (got, _) = map_stream(cut, 400, RunTimeEndian::Little, &|_| true, &work, &mut w);
+        assert_eq!(got, vec![0]);
+        assert!(w.0[0].contains("after 1 good units"), "{:?}", w.0);
+    }
+}
