@@ -1,55 +1,153 @@
 #!/usr/bin/env bash
-# Benchmark: dump a large real binary with and without --inlines and report wall time and
-# peak RSS (best of N runs), and the same for Mozilla's dump_syms when it is installed
-# (`cargo install dump_syms`, or point MOZ_DUMP_SYMS at it).
+# Benchmark on real inputs: dumpsyms against Mozilla's dump_syms (and Google Breakpad's,
+# when BREAKPAD_DUMP_SYMS points at one), with and without --inlines.
 #
-#   bench/run.sh [BINARY] [RUNS]
+#   bench/run.sh fetch        # download and unpack the inputs, install the peers (root, network)
+#   bench/run.sh [RUNS]       # measure; RUNS paired runs per row (default 3), median reported
 #
-# BINARY defaults to this project's own debug build (tens of MB of DWARF).
+# Inputs (under $BENCH_DIR, default target/bench):
+#   fixture   fixtures/bin/x86_64/cpp-gcc-O2-dwarf5              (a small C++ program)
+#   libc      this machine's libc.so.6 with libc6-dbg's debug file (found by build ID)
+#   mozilla   Mozilla's dump_syms, debug build (`cargo install --debug dump_syms`)
+#   ceph-osd  Debian's ceph-osd with ceph-osd-dbg (zlib-compressed separate debug file)
+#   vmlinux   Debian's linux-image-6.1.0-*-amd64-dbg vmlinux (uncompressed DWARF)
+# dumpsyms is given the binary and finds its debug file (and reads .eh_frame from the
+# binary: more work and more output than the peers, which are given the debug file).
+#
+# Printed per input and flags: wall, user+sys CPU and peak RSS (GNU time's %M) of each
+# tool, as the median of RUNS runs taken in turns (ours, then each peer), and our ratio
+# to Mozilla's. Not run by CI: the inputs are ~1.5 GB to download.
 set -euo pipefail
-cd "$(dirname "$0")/.."
-runs=${2:-3}
-cargo build --release --quiet
-if [ -z "${1:-}" ]; then
-    cargo build --quiet
-    input=target/debug/dumpsyms
-else
-    input=$1
-fi
-ours=target/release/dumpsyms
-moz=${MOZ_DUMP_SYMS:-$(command -v dump_syms || true)}
-timer=/usr/bin/time
-[ -x "$timer" ] || { echo "needs GNU time (apt-get install time)" >&2; exit 1; }
+root=$(cd "$(dirname "$0")/.." && pwd)
+work=${BENCH_DIR:-$root/target/bench}
+mkdir -p "$work"
 
-dwarf_bytes=0
-while read -r size; do dwarf_bytes=$((dwarf_bytes + 16#$size)); done < <(
-    readelf -SW "$input" | sed -n 's/.*\] \.debug_[a-z_]* *[A-Z_]* *[0-9a-f]* [0-9a-f]* \([0-9a-f]*\).*/\1/p')
-dwarf_mb=$(awk "BEGIN { printf \"%.1f\", $dwarf_bytes / 1e6 }")
-echo "input: $input ($(du -h "$input" | cut -f1), ${dwarf_mb} MB of DWARF), best of $runs runs, $(nproc) cores"
-printf '%-40s %10s %12s %12s\n' "command" "wall (s)" "peak RSS MB" "output MB"
-
-measure() { # label, command...
-    local label=$1; shift
-    local best_t="" best_m="" size=0
-    for _ in $(seq "$runs"); do
-        local out
-        out=$("$timer" -f "%e %M" "$@" 2>&1 >/tmp/bench.sym | tail -1)
-        local t=${out% *} m=${out#* }
-        size=$(stat -c %s /tmp/bench.sym)
-        if [ -z "$best_t" ] || awk "BEGIN { exit !($t < $best_t) }"; then best_t=$t; fi
-        if [ -z "$best_m" ] || [ "$m" -lt "$best_m" ]; then best_m=$m; fi
-    done
-    printf '%-40s %10s %12.1f %12.1f\n' "$label" "$best_t" "$(awk "BEGIN { print $best_m / 1024 }")" \
-        "$(awk "BEGIN { print $size / 1e6 }")"
+fetch() {
+    cd "$work"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq time libc6-dbg binutils >/dev/null
+    if [ ! -e ceph/usr/bin/ceph-osd ]; then
+        apt-get download ceph-osd ceph-osd-dbg
+        mkdir -p ceph
+        for deb in ceph-osd_*.deb ceph-osd-dbg_*.deb; do dpkg-deb -x "$deb" ceph; done
+        rm -f ceph-osd_*.deb ceph-osd-dbg_*.deb
+    fi
+    if ! ls kernel/usr/lib/debug/boot/vmlinux-6.1.0-* >/dev/null 2>&1; then
+        local pkg
+        pkg=$(apt-cache search --names-only '^linux-image-6\.1\.0-[0-9]+-amd64-dbg$' |
+            awk '{print $1}' | sort -V | tail -1)
+        apt-get download "$pkg"
+        mkdir -p kernel
+        # Only vmlinux: the package also holds every module's debug file (5 GB).
+        dpkg-deb --fsys-tarfile "$pkg"_*.deb | tar -x -C kernel --wildcards '*/vmlinux-*'
+        rm -f "$pkg"_*.deb
+    fi
+    [ -x moz/bin/dump_syms ] || cargo install --locked dump_syms --root "$work/moz"
+    [ -x moz-debug/bin/dump_syms ] ||
+        cargo install --debug --locked dump_syms --root "$work/moz-debug"
 }
 
-measure "dumpsyms" "$ours" "$input"
-measure "dumpsyms --inlines" "$ours" --inlines "$input"
-measure "dumpsyms --jobs 1" "$ours" --jobs 1 "$input"
-measure "dumpsyms -c (no CFI)" "$ours" -c "$input"
-if [ -n "$moz" ]; then
-    measure "mozilla dump_syms" "$moz" "$input"
-    measure "mozilla dump_syms --inlines" "$moz" --inlines "$input"
-else
-    echo "(Mozilla dump_syms not installed: cargo install dump_syms)"
+if [ "${1:-}" = fetch ]; then
+    fetch
+    exit 0
 fi
+runs=${1:-3}
+
+cd "$root"
+cargo build --release --locked --quiet
+ours=$root/target/release/dumpsyms
+moz=${MOZ_DUMP_SYMS:-$work/moz/bin/dump_syms}
+breakpad=${BREAKPAD_DUMP_SYMS:-}
+[ -x /usr/bin/time ] || { echo "needs GNU time (apt-get install time)" >&2; exit 1; }
+[ -x "$moz" ] || { echo "Mozilla's dump_syms is not installed: run bench/run.sh fetch" >&2; moz=; }
+
+# name | what dumpsyms is given | the file holding the DWARF (given to the peers)
+inputs=()
+add() { [ -e "$2" ] && [ -e "$3" ] && inputs+=("$1|$2|$3") || echo "(skipped $1: $2 missing)" >&2; }
+libc=$(readlink -f /lib/x86_64-linux-gnu/libc.so.6)
+libc_id=$(readelf -n "$libc" | awk '/Build ID/ {print $3}')
+add fixture fixtures/bin/x86_64/cpp-gcc-O2-dwarf5 fixtures/bin/x86_64/cpp-gcc-O2-dwarf5
+add libc "$libc" "/usr/lib/debug/.build-id/${libc_id:0:2}/${libc_id:2}.debug"
+add mozilla "$work/moz-debug/bin/dump_syms" "$work/moz-debug/bin/dump_syms"
+ceph_id=$(readelf -n "$work/ceph/usr/bin/ceph-osd" 2>/dev/null | awk '/Build ID/ {print $3}')
+add ceph-osd "$work/ceph/usr/bin/ceph-osd" \
+    "$work/ceph/usr/lib/debug/.build-id/${ceph_id:0:2}/${ceph_id:2}.debug"
+vmlinux=$(ls "$work"/kernel/usr/lib/debug/boot/vmlinux-6.1.0-* 2>/dev/null | head -1)
+add vmlinux "${vmlinux:-/missing}" "${vmlinux:-/missing}"
+
+# The DWARF a dump reads, in MB as inflated (compressed sections by their header's size).
+dwarf_mb() {
+    python3 - "$1" <<'EOF'
+import struct, sys
+d = open(sys.argv[1], 'rb').read()
+shoff, = struct.unpack_from('<Q', d, 0x28)
+shentsize, shnum, shstrndx = struct.unpack_from('<HHH', d, 0x3a)
+secs = [struct.unpack_from('<IIQQQQIIQQ', d, shoff + i * shentsize) for i in range(shnum)]
+strtab = secs[shstrndx]
+total = 0
+for name, typ, flags, addr, off, size, *_ in secs:
+    n = d[strtab[4] + name:].split(b'\0', 1)[0]
+    if not n.startswith((b'.debug_', b'.zdebug_')) or typ == 8:
+        continue
+    if flags & 0x800:  # SHF_COMPRESSED: Elf64_Chdr's ch_size
+        size, = struct.unpack_from('<Q', d, off + 8)
+    elif n.startswith(b'.zdebug_'):
+        size, = struct.unpack_from('>Q', d, off + 4)
+    total += size
+print(f"{total / 1e6:.0f}")
+EOF
+}
+
+# Runs a command once; prints "wall cpu rss_mib".
+measure() {
+    local out
+    out=$(/usr/bin/time -f "%e %U %S %M" "$@" 2>&1 >/dev/null | tail -1)
+    awk -v o="$out" 'BEGIN { split(o, f, " "); printf "%.2f %.2f %.0f\n", f[1], f[2] + f[3], f[4] / 1024 }'
+}
+
+median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+
+printf '| input | DWARF MB | flags | tool | wall s | CPU s | peak RSS MiB | wall vs Mozilla | RSS vs Mozilla |\n'
+printf '| --- | ---: | --- | --- | ---: | ---: | ---: | ---: | ---: |\n'
+for entry in "${inputs[@]}"; do
+    IFS='|' read -r name binary debug <<<"$entry"
+    mb=$(dwarf_mb "$debug")
+    for flags in "" "--inlines"; do
+        tools=(ours)
+        [ -n "$moz" ] && tools+=(moz)
+        declare -A w=() c=() m=()
+        for r in $(seq "$runs"); do
+            for t in "${tools[@]}"; do
+                case $t in
+                ours) read -r a b d < <(measure "$ours" $flags "$binary") ;;
+                moz) read -r a b d < <(measure "$moz" $flags "$debug") ;;
+                esac
+                w[$t]+="$a "; c[$t]+="$b "; m[$t]+="$d "
+            done
+        done
+        for t in "${tools[@]}"; do
+            W=$(tr ' ' '\n' <<<"${w[$t]}" | grep . | median)
+            C=$(tr ' ' '\n' <<<"${c[$t]}" | grep . | median)
+            M=$(tr ' ' '\n' <<<"${m[$t]}" | grep . | median)
+            eval "W_$t=$W M_$t=$M"
+            label=dumpsyms
+            [ "$t" = moz ] && label="Mozilla dump_syms"
+            printf '| %s | %s | %s | %s | %s | %s | %s |' "$name" "$mb" "${flags:-default}" "$label" "$W" "$C" "$M"
+            if [ "$t" = moz ]; then
+                awk -v a="$W_ours" -v b="$W" -v c="$M_ours" -v d="$M" \
+                    'BEGIN { printf " %.2f | %.2f |\n", a / b, c / d }'
+            else
+                printf '  |  |\n'
+            fi
+        done
+        # Breakpad takes minutes on the large inputs: one run, default flags only.
+        if [ -n "$breakpad" ] && [ -z "$flags" ]; then
+            read -r a b d < <(measure timeout 900 "$breakpad" "$debug" || echo "timeout - -")
+            printf '| %s | %s | %s | Breakpad dump_syms | %s | %s | %s |  |  |\n' "$name" "$mb" default "$a" "$b" "$d"
+        fi
+        unset w c m
+    done
+done
+echo
+echo "$(date -u +%Y-%m-%d), $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2 / 1048576}' /proc/meminfo), median of $runs paired runs"

@@ -53,18 +53,38 @@ pub struct UnitOutput<'a> {
     pub warnings: Warnings,
 }
 
+/// `[start, end)` of a DIE's ranges in the unit's [`Drafts::ranges`].
+type Span = (u32, u32);
+
 struct SiteDraft {
     depth: u32,
     origin: usize,
     call_file: Option<u64>,
     call_line: u32,
-    ranges: Vec<(u64, u64)>,
+    ranges: Span,
 }
 
 struct FuncDraft {
     die: usize,
-    ranges: Vec<(u64, u64)>,
+    ranges: Span,
     sites: Vec<SiteDraft>,
+}
+
+/// A unit's functions as the walk finds them. Their ranges share one buffer: a large
+/// program has millions of inlined calls, and one allocation each was a tenth of the
+/// walk's time.
+#[derive(Default)]
+struct Drafts {
+    funcs: Vec<FuncDraft>,
+    ranges: Vec<(u64, u64)>,
+}
+
+impl Drafts {
+    fn ranges(&self, span: Span) -> &[(u64, u64)] {
+        self.ranges
+            .get(span.0 as usize..span.1 as usize)
+            .unwrap_or_default()
+    }
 }
 
 #[derive(Clone, Copy)]
@@ -247,15 +267,15 @@ fn build<'a>(
     };
     out.dies.strings = dwarf.debug_str.reader().slice();
     out.dies.sup_strings = dwarf.sup().map_or(&[], |s| s.debug_str.reader().slice());
-    let mut funcs: Vec<FuncDraft> = Vec::new();
+    let mut drafts = Drafts::default();
     // The walk's unit offsets are relative to the unit's header.
     let first = start - unit.header.offset().0;
-    if let Err(e) = walk(&walk_cx, unit, first, &mut out.dies, &mut funcs) {
+    if let Err(e) = walk(&walk_cx, unit, first, &mut out.dies, &mut drafts) {
         out.warnings.push(format!(
             "compilation unit at {start:#x}: {e}; the rest of this unit is skipped"
         ));
     }
-    if funcs.is_empty() || cx.index_only {
+    if drafts.funcs.is_empty() || cx.index_only {
         return;
     }
     let program = line_unit.line_program.clone();
@@ -278,10 +298,10 @@ fn build<'a>(
         .then(|| unit.line_program.as_ref().map(|p| p.header().clone()))
         .flatten();
     let mut split_files = split_header.as_ref().map(|h| FileTable::new(unit, Some(h)));
-    for f in &funcs {
-        for &(lo, hi) in &f.ranges {
+    for f in &drafts.funcs {
+        for &(lo, hi) in drafts.ranges(f.ranges) {
             let lines = clip_lines(&rows, lo, hi, |i| files.slot(cx.dwarf, line_unit, i));
-            let inlines = clip_sites(&f.sites, lo, hi, |i| match &mut split_files {
+            let inlines = clip_sites(&f.sites, &drafts, lo, hi, |i| match &mut split_files {
                 Some(t) => i
                     .and_then(|i| t.slot(dwarf, unit, i))
                     .or_else(|| t.primary_slot())
@@ -325,7 +345,7 @@ fn walk<'a>(
     unit: &gimli::Unit<R<'a>>,
     start: usize,
     dies: &mut UnitDies<'a>,
-    funcs: &mut Vec<FuncDraft>,
+    drafts: &mut Drafts,
 ) -> gimli::Result<()> {
     let mut entries = unit.entries_raw(None)?;
     let mut entry = DebuggingInformationEntry::null();
@@ -399,8 +419,8 @@ fn walk<'a>(
                 };
                 let origin = reference(cx, start, &entry, constants::DW_AT_abstract_origin);
                 if let (Some(func), Some(origin)) = (func, origin) {
-                    let ranges = die_ranges(cx, unit, &entry)?;
-                    if !ranges.is_empty() {
+                    let ranges = die_ranges(cx, unit, &entry, &mut drafts.ranges)?;
+                    if ranges.0 < ranges.1 {
                         let depth = parent_depth.map_or(0, |d| d + 1);
                         let call_file =
                             attr(&entry, constants::DW_AT_call_file).and_then(|v| match v {
@@ -411,7 +431,7 @@ fn walk<'a>(
                             .and_then(|v| v.udata_value())
                             .and_then(|l| u32::try_from(l).ok())
                             .unwrap_or(0);
-                        funcs[func as usize].sites.push(SiteDraft {
+                        drafts.funcs[func as usize].sites.push(SiteDraft {
                             depth,
                             origin,
                             call_file,
@@ -442,16 +462,16 @@ fn walk<'a>(
                 });
                 scope = (dies.dies.len() - 1) as u32;
                 if kind == ScopeKind::Function {
-                    let ranges = die_ranges(cx, unit, &entry)?;
-                    ctx = if ranges.is_empty() {
+                    let ranges = die_ranges(cx, unit, &entry, &mut drafts.ranges)?;
+                    ctx = if ranges.0 == ranges.1 {
                         Ctx::None
                     } else {
-                        funcs.push(FuncDraft {
+                        drafts.funcs.push(FuncDraft {
                             die: offset,
                             ranges,
                             sites: Vec::new(),
                         });
-                        Ctx::Func((funcs.len() - 1) as u32)
+                        Ctx::Func((drafts.funcs.len() - 1) as u32)
                     };
                 }
             }
@@ -520,10 +540,10 @@ fn die_ranges(
     cx: &Context<'_, '_>,
     unit: &gimli::Unit<R<'_>>,
     entry: &DebuggingInformationEntry<R<'_>>,
-) -> gimli::Result<Vec<(u64, u64)>> {
-    // One allocation per DIE with code, none for the rest: this runs for every function
-    // and inlined call of the program.
-    let mut out: Vec<(u64, u64)> = Vec::new();
+    arena: &mut Vec<(u64, u64)>,
+) -> gimli::Result<Span> {
+    let begin = arena.len();
+    let out = arena;
     let mut keep = |lo: u64, hi: u64| {
         if lo >= hi || unit.header.is_tombstone_address(lo) {
             return;
@@ -554,22 +574,25 @@ fn die_ranges(
             keep(low, high);
         }
     }
-    if out.len() > 1 {
+    let mine = &mut out[begin..];
+    if mine.len() > 1 {
         // Sorted and merged so that the pieces of a function come out in address order.
-        out.sort_unstable();
+        mine.sort_unstable();
         let mut merged = 0;
-        for i in 1..out.len() {
-            let (lo, hi) = out[i];
-            if lo <= out[merged].1 {
-                out[merged].1 = out[merged].1.max(hi);
+        for i in 1..mine.len() {
+            let (lo, hi) = mine[i];
+            if lo <= mine[merged].1 {
+                mine[merged].1 = mine[merged].1.max(hi);
             } else {
                 merged += 1;
-                out[merged] = (lo, hi);
+                mine[merged] = (lo, hi);
             }
         }
-        out.truncate(merged + 1);
+        out.truncate(begin + merged + 1);
     }
-    Ok(out)
+    // A unit's ranges fit in u32 indexes: it would need 64 GiB of them to overflow, and
+    // the unit itself is far smaller than that.
+    Ok((begin as u32, out.len() as u32))
 }
 
 /// The line rows within `[lo, hi)`, clipped to it. Rows whose file cannot be named are
@@ -604,6 +627,7 @@ fn clip_lines(
 /// dropped, so children always lie within their parents.
 fn clip_sites(
     sites: &[SiteDraft],
+    drafts: &Drafts,
     lo: u64,
     hi: u64,
     mut slot: impl FnMut(Option<u64>) -> Option<u32>,
@@ -623,7 +647,7 @@ fn clip_sites(
         stack.truncate(d + 1);
         let clipped = stack[d].and_then(|(a, b)| {
             scratch.clear();
-            intersect(&s.ranges, &arena[a..b], &mut scratch);
+            intersect(drafts.ranges(s.ranges), &arena[a..b], &mut scratch);
             let at = arena.len();
             arena.extend_from_slice(&scratch);
             (!scratch.is_empty()).then_some((at, arena.len()))
@@ -675,25 +699,28 @@ mod tests {
         assert_eq!(out, vec![]);
     }
 
-    fn site(depth: u32, ranges: Vec<(u64, u64)>) -> SiteDraft {
+    fn site(drafts: &mut Drafts, depth: u32, ranges: Vec<(u64, u64)>) -> SiteDraft {
+        let at = drafts.ranges.len() as u32;
+        drafts.ranges.extend(ranges);
         SiteDraft {
             depth,
             origin: 1,
             call_file: Some(1),
             call_line: 7,
-            ranges,
+            ranges: (at, drafts.ranges.len() as u32),
         }
     }
 
     #[test]
     fn sites_are_clipped_to_piece_and_parents() {
+        let mut d = Drafts::default();
         let sites = vec![
-            site(0, vec![(0x10, 0x20), (0x100, 0x110)]), // second range is in another piece
-            site(1, vec![(0x18, 0x30)]),                 // sticks out of its parent
-            site(0, vec![(0x200, 0x210)]),               // entirely outside the piece
-            site(1, vec![(0x200, 0x208)]),               // child of a dropped site
+            site(&mut d, 0, vec![(0x10, 0x20), (0x100, 0x110)]), // second range is in another piece
+            site(&mut d, 1, vec![(0x18, 0x30)]),                 // sticks out of its parent
+            site(&mut d, 0, vec![(0x200, 0x210)]),               // entirely outside the piece
+            site(&mut d, 1, vec![(0x200, 0x208)]),               // child of a dropped site
         ];
-        let out = clip_sites(&sites, 0x0, 0x40, |_| Some(0));
+        let out = clip_sites(&sites, &d, 0x0, 0x40, |_| Some(0));
         let got: Vec<(u32, Vec<(u64, u64)>)> =
             out.into_iter().map(|s| (s.depth, s.ranges)).collect();
         assert_eq!(got, vec![(0, vec![(0x10, 0x20)]), (1, vec![(0x18, 0x20)])]);
