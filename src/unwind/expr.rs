@@ -44,11 +44,22 @@ impl Value {
 
 /// `base`, `base N +` or `base N -`.
 pub fn with_offset(base: &str, offset: i64) -> String {
-    match offset {
-        0 => base.to_string(),
-        o if o > 0 => format!("{base} {o} +"),
-        o => format!("{base} {} -", o.unsigned_abs()),
+    with_offset_then(base, offset, "")
+}
+
+/// [`with_offset`] followed by `suffix` (` ^` for a dereference), in one allocation and
+/// without `fmt`: every row of every FDE is rendered through here.
+pub fn with_offset_then(base: &str, offset: i64, suffix: &str) -> String {
+    let mut digits = itoa::Buffer::new();
+    let mut out = String::with_capacity(base.len() + 24 + suffix.len());
+    out.push_str(base);
+    if offset != 0 {
+        out.push(' ');
+        out.push_str(digits.format(offset.unsigned_abs()));
+        out.push_str(if offset > 0 { " +" } else { " -" });
     }
+    out.push_str(suffix);
+    out
 }
 
 /// What an expression is evaluated against.
@@ -307,6 +318,18 @@ fn pop2(stack: &mut Vec<Value>) -> Result<(Value, Value), ExprError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn offsets_render_like_fmt() {
+        assert_eq!(with_offset("$rsp", 0), "$rsp");
+        assert_eq!(with_offset("$rsp", 16), "$rsp 16 +");
+        assert_eq!(with_offset(".cfa", -8), ".cfa 8 -");
+        assert_eq!(
+            with_offset(".cfa", i64::MIN),
+            format!(".cfa {} -", i64::MIN.unsigned_abs())
+        );
+        assert_eq!(with_offset_then(".cfa", -16, " ^"), ".cfa 16 - ^");
+    }
     use gimli::{EndianSlice, LittleEndian};
 
     fn cx(arch: CfiArch, pc: Option<u64>) -> ExprContext {

@@ -100,7 +100,7 @@ pub struct CfiSource {
 }
 
 /// A row's rules as written: `(sort key, register, postfix)`, `.cfa` and `.ra` first.
-type Rendered = Vec<(u32, String, String)>;
+type Rendered = Vec<(u32, &'static str, String)>;
 
 /// Why an FDE is left out.
 enum FdeError {
@@ -505,6 +505,7 @@ impl CfiSource {
         };
         let mut prev: Rendered = Vec::new();
         let mut first = true;
+        let mut line = String::new();
         for (start, end, rules) in rows {
             let expanded = match cx.rules(section, &rules, None) {
                 Ok(r) => vec![(start, r)],
@@ -527,34 +528,59 @@ impl CfiSource {
             };
             for (address, current) in expanded {
                 let address = address.wrapping_sub(self.bias);
+                // Assembled in a line buffer and written once: this runs for every row of
+                // every FDE, and formatting each rule through `write!` was most of its time.
+                line.clear();
                 if first {
-                    write!(w, "STACK CFI INIT {address:x} {:x}", fde.len())?;
+                    line.push_str("STACK CFI INIT ");
+                    push_hex(&mut line, address);
+                    line.push(' ');
+                    push_hex(&mut line, fde.len());
                     for (_, name, value) in &current {
-                        write!(w, " {name}: {value}")?;
+                        push_rule(&mut line, name, value);
                     }
-                    writeln!(w)?;
                     first = false;
                 } else if current != prev {
-                    write!(w, "STACK CFI {address:x}")?;
+                    line.push_str("STACK CFI ");
+                    push_hex(&mut line, address);
                     for (key, name, value) in &current {
                         if !prev.iter().any(|(k, _, v)| k == key && v == value) {
-                            write!(w, " {name}: {value}")?;
+                            push_rule(&mut line, name, value);
                         }
                     }
                     // A rule that went back to its default (restore, restore_state) is
                     // written out, or the walker would keep the old one.
                     for (key, name, _) in &prev {
                         if !current.iter().any(|(k, _, _)| k == key) {
-                            write!(w, " {name}: {name}")?;
+                            push_rule(&mut line, name, name);
                         }
                     }
-                    writeln!(w)?;
+                } else {
+                    prev = current;
+                    continue;
                 }
+                line.push('\n');
+                w.write_all(line.as_bytes())?;
                 prev = current;
             }
         }
         Ok(())
     }
+}
+
+/// ` name: value`
+fn push_rule(line: &mut String, name: &str, value: &str) {
+    line.push(' ');
+    line.push_str(name);
+    line.push_str(": ");
+    line.push_str(value);
+}
+
+/// Lower-case hex, as `{:x}` writes it.
+fn push_hex(line: &mut String, v: u64) {
+    use std::fmt::Write as _;
+    // Writing into a String cannot fail.
+    let _ = write!(line, "{v:x}");
 }
 
 fn skip(e: expr::ExprError) -> FdeError {
@@ -604,7 +630,7 @@ impl Renderer {
             }
             CfaRule::Expression(e) => expr::translate(get(e)?, &ecx, false)?,
         };
-        out.push((0, ".cfa".to_string(), cfa));
+        out.push((0, ".cfa", cfa));
         let render = |reg: u16, rule: &Rule| -> Result<Option<String>, expr::ExprError> {
             Ok(Some(match rule {
                 Rule::Undefined => ".undef".to_string(),
@@ -612,7 +638,7 @@ impl Renderer {
                     Some(n) => n.to_string(),
                     None => return Ok(None),
                 },
-                Rule::Offset(n) => format!("{} ^", expr::with_offset(".cfa", *n)),
+                Rule::Offset(n) => expr::with_offset_then(".cfa", *n, " ^"),
                 Rule::ValOffset(n) => expr::with_offset(".cfa", *n),
                 Rule::Register(r) => match name(*r) {
                     Some(n) => n.to_string(),
@@ -641,7 +667,7 @@ impl Renderer {
                 CfiArch::X86 | CfiArch::X86_64 => ".undef".to_string(),
             },
         };
-        out.push((1, ".ra".to_string(), ra));
+        out.push((1, ".ra", ra));
         for (reg, rule) in &rules.regs {
             if *reg == self.ra || *rule == Rule::SameValue {
                 continue;
@@ -649,7 +675,7 @@ impl Renderer {
             // A register with no name here is not one a walker can restore.
             let Some(n) = name(*reg) else { continue };
             if let Some(value) = render(*reg, rule)? {
-                out.push((2 + u32::from(*reg), n.to_string(), value));
+                out.push((2 + u32::from(*reg), n, value));
             }
         }
         Ok(out)
