@@ -46,8 +46,15 @@ pub fn demangle(raw: &str, lang: Lang) -> String {
 
 type FxBuild = BuildHasherDefault<FxHasher>;
 
-/// Mangled name -> demangled name.
-type Shard = Mutex<HashMap<Box<str>, Arc<str>, FxBuild>>;
+/// Mangled name -> demangled name, and the bytes the entries hold.
+type Shard = Mutex<(HashMap<Box<str>, Arc<str>, FxBuild>, usize)>;
+
+/// What the cache may hold, in name bytes (plus a per-entry allowance), across all
+/// shards. A shard that outgrows its share is emptied: memory stays bounded whatever
+/// the input, and names that keep recurring (a header's inline functions, met in every
+/// unit) come straight back.
+const BUDGET: usize = 16 << 20;
+const ENTRY_OVERHEAD: usize = 64;
 
 /// Locks the cache is split over, so that workers rarely wait for each other.
 const SHARDS: usize = 16;
@@ -72,15 +79,20 @@ impl Cache {
         let shard = &self.shards[usize::from(lang == Lang::Rust)]
             [FxBuild::default().hash_one(raw) as usize % SHARDS];
         // A poisoned lock only means another worker panicked; the map is still valid.
-        if let Some(hit) = shard.lock().unwrap_or_else(|e| e.into_inner()).get(raw) {
+        if let Some(hit) = shard.lock().unwrap_or_else(|e| e.into_inner()).0.get(raw) {
             return hit.clone();
         }
         // Demangled outside the lock: two workers may both do it once, harmlessly.
         let value: Arc<str> = demangle(raw, lang).into();
-        shard
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(raw.into(), value.clone());
+        let mut guard = shard.lock().unwrap_or_else(|e| e.into_inner());
+        let (map, bytes) = &mut *guard;
+        *bytes += raw.len() + value.len() + ENTRY_OVERHEAD;
+        if *bytes > BUDGET / (2 * SHARDS) {
+            map.clear();
+            map.shrink_to_fit();
+            *bytes = raw.len() + value.len() + ENTRY_OVERHEAD;
+        }
+        map.insert(raw.into(), value.clone());
         value
     }
 }

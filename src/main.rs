@@ -5,6 +5,11 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::Parser;
+
+/// See Cargo.toml for why.
+#[cfg(not(target_env = "msvc"))]
+#[global_allocator]
+static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 use dumpsyms::output::AtomicFile;
 use dumpsyms::{Options, dump, write_module};
 

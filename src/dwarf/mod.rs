@@ -92,11 +92,20 @@ pub struct DwarfOutput {
 /// The sections units read at random, loaded once; `.debug_info` is streamed apart.
 pub(crate) struct Shared<'s> {
     sections: gimli::DwarfSections<Cow<'s, [u8]>>,
+    /// The sections above that are the input's mapped bytes, not inflated copies.
+    mapped: Vec<&'s [u8]>,
     alt: Option<gimli::DwarfSections<Cow<'s, [u8]>>>,
     endian: RunTimeEndian,
 }
 
 impl Shared<'_> {
+    /// Frees inflated sections and releases mapped ones (see [`crate::load::Input::release`]).
+    fn release(self, input: &crate::load::Input) {
+        for bytes in &self.mapped {
+            input.release(bytes);
+        }
+    }
+
     /// A `Dwarf` over the shared sections whose `.debug_info` is `info`: one unit's
     /// bytes, or nothing.
     pub(crate) fn dwarf<'w>(&'w self, info: &'w [u8]) -> gimli::Dwarf<R<'w>> {
@@ -157,10 +166,12 @@ pub fn extract(
                 None
             }
         });
+    let (sections, mapped) = load_sections(obj, warnings);
     let shared = Shared {
-        sections: load_sections(obj, warnings),
+        sections,
+        mapped,
         alt: alt_obj.as_ref().map(|o| {
-            let mut s = load_sections(o, warnings);
+            let mut s = load_sections(o, warnings).0;
             s.debug_info = DebugInfo::from(o.section_data(".debug_info", warnings));
             s
         }),
@@ -222,6 +233,10 @@ pub fn extract(
         resolve::deferred_names(&job, &open, obj.input, &spans, deferred)
     };
     drop(demangled);
+    // Nothing reads the sections from here on: their memory goes back before the model
+    // is built, which would otherwise stack on top of them.
+    drop(sup_dies);
+    shared.release(obj.input);
     merge(units, &late, origins, warnings)
 }
 
@@ -326,7 +341,7 @@ fn merge(
 fn load_sections<'a>(
     obj: &Object<'a>,
     warnings: &mut Warnings,
-) -> gimli::DwarfSections<Cow<'a, [u8]>> {
+) -> (gimli::DwarfSections<Cow<'a, [u8]>>, Vec<&'a [u8]>) {
     use gimli::SectionId as S;
     const NEEDED: [S; 8] = [
         S::DebugAbbrev,
@@ -339,15 +354,24 @@ fn load_sections<'a>(
         S::DebugRngLists,
     ];
     let names: Vec<&str> = NEEDED.iter().map(|id| id.name()).collect();
-    let mut loaded = obj.sections_data(&names, warnings).into_iter();
+    let loaded = obj.sections_data(&names, warnings);
+    let mapped = loaded
+        .iter()
+        .filter_map(|c| match c {
+            Cow::Borrowed(b) => Some(*b),
+            Cow::Owned(_) => None,
+        })
+        .collect();
+    let mut loaded = loaded.into_iter();
     let mut by_id: HashMap<S, Cow<'a, [u8]>> = NEEDED
         .iter()
         .map(|&id| (id, loaded.next().unwrap_or_default()))
         .collect();
-    gimli::DwarfSections::load(|id| -> Result<Cow<'a, [u8]>, ()> {
+    let sections = gimli::DwarfSections::load(|id| -> Result<Cow<'a, [u8]>, ()> {
         Ok(by_id.remove(&id).unwrap_or_default())
     })
-    .unwrap_or_else(|()| unreachable!("the section loader never fails"))
+    .unwrap_or_else(|()| unreachable!("the section loader never fails"));
+    (sections, mapped)
 }
 
 /// The id of `s` in `list`, added on first sight. Looked up by reference, so that the
