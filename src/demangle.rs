@@ -1,7 +1,7 @@
 //! Turning linkage names into source-language names, and making any name safe to write.
 
 use std::collections::HashMap;
-use std::hash::{BuildHasher, BuildHasherDefault};
+use std::hash::BuildHasherDefault;
 use std::sync::{Arc, Mutex};
 
 use rustc_hash::FxHasher;
@@ -46,24 +46,28 @@ pub fn demangle(raw: &str, lang: Lang) -> String {
 
 type FxBuild = BuildHasherDefault<FxHasher>;
 
-/// Mangled name -> demangled name, and the bytes the entries hold.
-type Shard = Mutex<(HashMap<Box<str>, Arc<str>, FxBuild>, usize)>;
+/// 128-bit hash of a mangled name -> demangled name, and the bytes the entries hold.
+///
+/// Keyed by hash rather than by the mangled name, which is often longer than the
+/// demangled one and was most of the cache's memory. Two of a module's names colliding
+/// in 128 bits is beyond any real input, and a crafted file could at worst swap the
+/// names of two of its own functions, which it could as well name anything.
+type Shard = Mutex<(HashMap<u128, Arc<str>, FxBuild>, usize)>;
 
-/// What the cache may hold, in name bytes (plus a per-entry allowance), across all
+/// What the cache may hold, in name bytes plus a per-entry allowance, across all
 /// shards. A shard that outgrows its share is emptied: memory stays bounded whatever
 /// the input, and names that keep recurring (a header's inline functions, met in every
-/// unit) come straight back.
-const BUDGET: usize = 16 << 20;
-const ENTRY_OVERHEAD: usize = 64;
+/// unit) come straight back. Most values are shared with the INLINE_ORIGIN table, so
+/// this overstates what the cache adds.
+const BUDGET: usize = 48 << 20;
+const ENTRY_OVERHEAD: usize = 48;
 
 /// Locks the cache is split over, so that workers rarely wait for each other.
 const SHARDS: usize = 16;
 
 /// Demangled names shared by every worker of a dump. A C++ header's inline functions
-/// are named again in each unit that inlines them, so with `--inlines` the same few
-/// thousand names would otherwise be demangled hundreds of times (a fifth of a large
-/// dump's time). Each distinct name is demangled once; the cache holds what the symbol
-/// file lists anyway (its FUNC and INLINE_ORIGIN names) and their mangled forms.
+/// are named again in each unit that inlines them, so with `--inlines` the same names
+/// would otherwise be demangled hundreds of times (a fifth of a large dump's time).
 #[derive(Default)]
 pub struct Cache {
     /// By language (names from Rust units are read as Rust first), then by hash.
@@ -71,28 +75,29 @@ pub struct Cache {
 }
 
 impl Cache {
-    /// [`demangle`], once per distinct name.
+    /// [`demangle`], once per distinct name while the budget allows.
     pub fn demangle(&self, raw: &str, lang: Lang) -> Arc<str> {
         if !raw.starts_with("_Z") && !raw.starts_with("_R") {
             return raw.into();
         }
-        let shard = &self.shards[usize::from(lang == Lang::Rust)]
-            [FxBuild::default().hash_one(raw) as usize % SHARDS];
+        let key = xxhash_rust::xxh3::xxh3_128(raw.as_bytes());
+        let shard = &self.shards[usize::from(lang == Lang::Rust)][key as usize % SHARDS];
         // A poisoned lock only means another worker panicked; the map is still valid.
-        if let Some(hit) = shard.lock().unwrap_or_else(|e| e.into_inner()).0.get(raw) {
+        if let Some(hit) = shard.lock().unwrap_or_else(|e| e.into_inner()).0.get(&key) {
             return hit.clone();
         }
         // Demangled outside the lock: two workers may both do it once, harmlessly.
         let value: Arc<str> = demangle(raw, lang).into();
+        let cost = value.len() + ENTRY_OVERHEAD;
         let mut guard = shard.lock().unwrap_or_else(|e| e.into_inner());
         let (map, bytes) = &mut *guard;
-        *bytes += raw.len() + value.len() + ENTRY_OVERHEAD;
+        *bytes += cost;
         if *bytes > BUDGET / (2 * SHARDS) {
             map.clear();
             map.shrink_to_fit();
-            *bytes = raw.len() + value.len() + ENTRY_OVERHEAD;
+            *bytes = cost;
         }
-        map.insert(raw.into(), value.clone());
+        map.insert(key, value.clone());
         value
     }
 }

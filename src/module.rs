@@ -348,10 +348,11 @@ fn covered(funcs: &[Function], addr: u64) -> bool {
 }
 
 /// Keeps the used entries of `names`, sorted, in `out`; returns old id -> new id.
-fn renumber<S: AsRef<str>>(names: &[S], used: &[bool], out: &mut Vec<String>) -> Vec<u32> {
+fn renumber<S: AsRef<str> + Sync>(names: &[S], used: &[bool], out: &mut Vec<String>) -> Vec<u32> {
     let mut ids: Vec<usize> = (0..names.len()).filter(|&i| used[i]).collect();
     // By name: the ids must not depend on the order units were read or interned in.
-    ids.sort_by(|&a, &b| names[a].as_ref().cmp(names[b].as_ref()));
+    // Names are distinct, so an unstable sort gives the same order.
+    ids.par_sort_unstable_by(|&a, &b| names[a].as_ref().cmp(names[b].as_ref()));
     let mut map = vec![u32::MAX; names.len()];
     for (new, &old) in ids.iter().enumerate() {
         map[old] = new as u32;
