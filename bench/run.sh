@@ -62,9 +62,10 @@ breakpad=${BREAKPAD_DUMP_SYMS:-}
 [ -x /usr/bin/time ] || { echo "needs GNU time (apt-get install time)" >&2; exit 1; }
 [ -x "$moz" ] || { echo "Mozilla's dump_syms is not installed: run bench/run.sh fetch" >&2; moz=; }
 
-# name | what dumpsyms is given | the file holding the DWARF (given to the peers)
+# name | what dumpsyms is given | the file holding the DWARF (given to the peers) | where
+# dumpsyms looks for debug files besides /usr/lib/debug
 inputs=()
-add() { [ -e "$2" ] && [ -e "$3" ] && inputs+=("$1|$2|$3") || echo "(skipped $1: $2 missing)" >&2; }
+add() { [ -e "$2" ] && [ -e "$3" ] && inputs+=("$1|$2|$3|${4:-}") || echo "(skipped $1: $2 missing)" >&2; }
 libc=$(readlink -f /lib/x86_64-linux-gnu/libc.so.6)
 libc_id=$(readelf -n "$libc" | awk '/Build ID/ {print $3}')
 add fixture fixtures/bin/x86_64/cpp-gcc-O2-dwarf5 fixtures/bin/x86_64/cpp-gcc-O2-dwarf5
@@ -72,7 +73,7 @@ add libc "$libc" "/usr/lib/debug/.build-id/${libc_id:0:2}/${libc_id:2}.debug"
 add mozilla "$work/moz-debug/bin/dump_syms" "$work/moz-debug/bin/dump_syms"
 ceph_id=$(readelf -n "$work/ceph/usr/bin/ceph-osd" 2>/dev/null | awk '/Build ID/ {print $3}')
 add ceph-osd "$work/ceph/usr/bin/ceph-osd" \
-    "$work/ceph/usr/lib/debug/.build-id/${ceph_id:0:2}/${ceph_id:2}.debug"
+    "$work/ceph/usr/lib/debug/.build-id/${ceph_id:0:2}/${ceph_id:2}.debug" "$work/ceph/usr/lib/debug"
 vmlinux=$(ls "$work"/kernel/usr/lib/debug/boot/vmlinux-6.1.0-* 2>/dev/null | head -1)
 add vmlinux "${vmlinux:-/missing}" "${vmlinux:-/missing}"
 
@@ -111,7 +112,9 @@ median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 printf '| input | DWARF MB | flags | tool | wall s | CPU s | peak RSS MiB | wall vs Mozilla | RSS vs Mozilla |\n'
 printf '| --- | ---: | --- | --- | ---: | ---: | ---: | ---: | ---: |\n'
 for entry in "${inputs[@]}"; do
-    IFS='|' read -r name binary debug <<<"$entry"
+    IFS='|' read -r name binary debug dirs <<<"$entry"
+    ours_args=()
+    [ -n "$dirs" ] && ours_args=(--debug-dir "$dirs")
     mb=$(dwarf_mb "$debug")
     for flags in "" "--inlines"; do
         tools=(ours)
@@ -120,7 +123,7 @@ for entry in "${inputs[@]}"; do
         for r in $(seq "$runs"); do
             for t in "${tools[@]}"; do
                 case $t in
-                ours) read -r a b d < <(measure "$ours" $flags "$binary") ;;
+                ours) read -r a b d < <(measure "$ours" $flags "${ours_args[@]}" "$binary") ;;
                 moz) read -r a b d < <(measure "$moz" $flags "$debug") ;;
                 esac
                 w[$t]+="$a "; c[$t]+="$b "; m[$t]+="$d "
@@ -135,8 +138,9 @@ for entry in "${inputs[@]}"; do
             [ "$t" = moz ] && label="Mozilla dump_syms"
             printf '| %s | %s | %s | %s | %s | %s | %s |' "$name" "$mb" "${flags:-default}" "$label" "$W" "$C" "$M"
             if [ "$t" = moz ]; then
-                awk -v a="$W_ours" -v b="$W" -v c="$M_ours" -v d="$M" \
-                    'BEGIN { printf " %.2f | %.2f |\n", a / b, c / d }'
+                awk -v a="$W_ours" -v b="$W" -v c="$M_ours" -v d="$M" 'BEGIN {
+                    if (b > 0) printf " %.2f |", a / b; else printf " – |"
+                    printf " %.2f |\n", c / d }'
             else
                 printf '  |  |\n'
             fi
