@@ -123,6 +123,44 @@ fn garbage_in_debug_sections_never_panics() {
 }
 
 #[test]
+fn damage_inside_a_streamed_compressed_debug_info_never_panics() {
+    // zlib-compressed .debug_info is inflated as a stream, unit by unit, and read again
+    // for names that cross units (the LTO build). Damage to the compressed bytes makes
+    // the inflater fail part way, or hand over garbage unit lengths and DIEs.
+    let mut rng = Rng(0x2545_f491_4f6c_dd1d);
+    for victim in [
+        "bin/x86_64/c-gcc-O2-dwarf5-zlib",
+        "extra/compressed/lto-zlib",
+    ] {
+        let bytes = std::fs::read(fixtures().join(victim)).unwrap();
+        let file = object::File::parse(&*bytes).unwrap();
+        let (start, len) = file
+            .section_by_name(".debug_info")
+            .and_then(|s| s.file_range())
+            .unwrap();
+        drop(file);
+        // Past Elf64_Chdr (24 bytes): only the zlib stream itself is damaged.
+        let (start, len) = (start as usize + 24, len as usize - 24);
+        let out = scratch(&format!("zflip-{}", victim.replace('/', "-")));
+        let mut named = 0;
+        for round in 0..60 {
+            let mut copy = bytes.clone();
+            for _ in 0..1 + rng.next() % 4 {
+                let at = start + (rng.next() as usize) % len;
+                copy[at] ^= 1 << (rng.next() % 8);
+            }
+            let what = format!("{victim} compressed .debug_info round {round}");
+            let d = dump_bytes(&copy, &out, &what).unwrap_or_else(|e| panic!("{what}: {e}"));
+            named += usize::from(d.warnings.0.iter().any(|w| w.contains(".debug_info")));
+        }
+        assert!(
+            named > 0,
+            "{victim}: no damage was reported as .debug_info's"
+        );
+    }
+}
+
+#[test]
 fn absurd_compressed_size_is_refused_not_allocated() {
     let path = fixtures().join("bin/x86_64/c-gcc-O2-dwarf5-zlib");
     let mut bytes = std::fs::read(&path).unwrap();
