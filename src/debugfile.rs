@@ -226,12 +226,15 @@ pub fn find_dsym(
 ) -> Result<Option<DebugFile>, crate::Error> {
     let mut beside = binary.as_os_str().to_os_string();
     beside.push(".dSYM");
-    let mut candidates = debug_dirs
+    // One named on the command line is read (a pipe or device is refused when opened);
+    // the one beside the binary is only looked for, and only a bundle or a file counts.
+    let named = debug_dirs
         .iter()
         .filter(|d| d.extension().is_some_and(|e| e == "dSYM") || d.is_file())
-        .cloned()
-        .chain(std::iter::once(PathBuf::from(beside)))
-        .filter(|p| p.exists());
+        .filter(|p| p.exists())
+        .cloned();
+    let beside = Some(PathBuf::from(beside)).filter(|p| p.is_dir() || p.is_file());
+    let mut candidates = named.chain(beside);
     let want = identity::mach_uuid(obj);
     // The first one there is the one meant: a named bundle before the one beside.
     if let Some(bundle) = candidates.next() {

@@ -33,14 +33,26 @@ impl Input {
     /// Opens and maps `path`.
     pub fn open(path: &Path) -> Result<Input, Error> {
         let io = |e| Error::new(path, ErrorKind::Io(e));
-        let file = File::open(path).map_err(io)?;
-        let meta = file.metadata().map_err(io)?;
+        // Looked at before it is opened: opening a FIFO with no writer blocks forever,
+        // and a device or socket is no object file either.
+        let meta = std::fs::metadata(path).map_err(io)?;
         if meta.is_dir() {
             return Err(Error::new(
                 path,
                 ErrorKind::NotObject("is a directory".into()),
             ));
         }
+        if !meta.is_file() {
+            return Err(Error::new(
+                path,
+                ErrorKind::NotObject(
+                    "not a regular file (a pipe, socket or device); only regular files are read"
+                        .into(),
+                ),
+            ));
+        }
+        let file = File::open(path).map_err(io)?;
+        let meta = file.metadata().map_err(io)?;
         if meta.len() == 0 {
             return Err(Error::new(path, ErrorKind::NotObject("empty file".into())));
         }

@@ -340,13 +340,87 @@ fn store_writes_the_symbol_server_layout_for_each_input() {
     std::fs::remove_dir_all(&dir2).unwrap();
 }
 
+/// Runs dumpsyms, failing the test (not hanging it) if it has not finished in 30 s.
+fn dumpsyms_within_30s(args: &[&str]) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_dumpsyms"))
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run dumpsyms");
+    let start = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > std::time::Duration::from_secs(30) {
+            child.kill().unwrap();
+            panic!("dumpsyms {args:?} hung");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
+}
+
+fn mkfifo(path: &Path) {
+    let ok = Command::new("mkfifo").arg(path).status().unwrap().success();
+    assert!(ok, "mkfifo {}", path.display());
+}
+
+#[test]
+fn pipes_are_refused_or_skipped_never_opened() {
+    let dir = tempdir("fifo");
+    // Given as the input: refused at once, naming the file.
+    let fifo = dir.join("app");
+    mkfifo(&fifo);
+    let out = dumpsyms_within_30s(&[fifo.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(
+        err.contains("app") && err.contains("not a regular file"),
+        "{err}"
+    );
+    // Met while looking for a Mach-O's dSYM beside it: not a bundle, so not looked into;
+    // the binary dumps from its own symbols and unwind tables.
+    let binary = dir.join("mac-x86_64-O2");
+    std::fs::copy(fixture("macho/mac-x86_64-O2"), &binary).unwrap();
+    mkfifo(&dir.join("mac-x86_64-O2.dSYM"));
+    let out = dumpsyms_within_30s(&[binary.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stdout(&out).starts_with("MODULE mac x86_64 "));
+    // In a debug directory where a build-ID path is looked for: skipped.
+    let stripped = fixture("extra/buildid/app");
+    let id_dir = dir.join("debug/.build-id");
+    let id = std::fs::read_dir(fixture("extra/debugroot/.build-id"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .file_name();
+    let sub = id_dir.join(&id);
+    std::fs::create_dir_all(&sub).unwrap();
+    for f in std::fs::read_dir(fixture(&format!(
+        "extra/debugroot/.build-id/{}",
+        id.to_string_lossy()
+    )))
+    .unwrap()
+    {
+        mkfifo(&sub.join(f.unwrap().file_name()));
+    }
+    let debug_dir = dir.join("debug");
+    let out = dumpsyms_within_30s(&[&stripped, debug_dir.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 #[test]
 fn errors_name_the_file_and_the_problem() {
-    let cases: [(&str, &str); 4] = [
+    let dir = tempdir("errors");
+    let empty = dir.join("empty");
+    std::fs::write(&empty, b"").unwrap();
+    let cases: [(&str, &str); 5] = [
         ("/nonexistent/app", "cannot read file"),
         (&fixture("src/sample.c"), "not an object file"),
         (&fixture("src"), "is a directory"),
-        ("/dev/null", "empty file"),
+        ("/dev/null", "not a regular file"),
+        (empty.to_str().unwrap(), "empty file"),
     ];
     for (path, what) in cases {
         let out = dumpsyms(&[path]);
