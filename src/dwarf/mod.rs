@@ -207,14 +207,12 @@ pub fn extract(
         info_len,
     };
 
-    let (units, spans) = stream::map_units(
-        info,
-        obj.input,
+    let visit = stream::Visit {
         endian,
-        &|_| true,
-        &|chunk| resolve::unit_result(&job, &chunk.data, chunk.offset, chunk.index),
-        warnings,
-    );
+        want: &|_| true,
+        work: &|chunk| resolve::unit_result(&job, &chunk.data, chunk.offset, chunk.index),
+    };
+    let (units, spans) = stream::map_units(info, obj.input, &visit, warnings);
     let deferred: Vec<usize> = units
         .iter()
         .flat_map(|u| {

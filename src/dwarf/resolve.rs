@@ -191,14 +191,12 @@ pub(crate) fn deferred_names<'s>(
     let mut pending = deferred;
     for round in 0..=MAX_HOPS {
         let mut w = Warnings::default();
-        let (chunks, _) = stream::map_units(
-            open(),
-            input,
-            job.shared.endian,
-            &|i| needed.contains(&i),
-            &|c| (c.index, c.offset, c.data.into_owned()),
-            &mut w,
-        );
+        let visit = stream::Visit {
+            endian: job.shared.endian,
+            want: &|i| needed.contains(&i),
+            work: &|c| (c.index, c.offset, c.data.into_owned()),
+        };
+        let (chunks, _) = stream::map_units(open(), input, &visit, &mut w);
         let dwarfs: Vec<gimli::Dwarf<R>> = chunks.iter().map(|c| job.shared.dwarf(&c.2)).collect();
         let slots: Vec<OnceLock<_>> = chunks.iter().map(|_| OnceLock::new()).collect();
         let outs: Vec<UnitOutput> = (0..chunks.len())

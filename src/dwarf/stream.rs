@@ -35,22 +35,28 @@ pub(crate) struct UnitSpan {
     pub len: usize,
 }
 
-/// Runs `work` on every unit that `want` accepts (by index), in parallel, and returns
+/// What to do with the units of a section.
+pub(crate) struct Visit<'f, T> {
+    pub endian: RunTimeEndian,
+    /// Which units (by index) to hand to `work`; the others are only stepped over.
+    pub want: &'f (dyn Fn(usize) -> bool + Sync),
+    pub work: &'f (dyn Fn(UnitChunk<'_>) -> T + Sync),
+}
+
+/// Runs `visit.work` on every unit that `visit.want` accepts, in parallel, and returns
 /// the results in unit order, with every unit's span. A damaged unit length ends the walk
 /// with a warning: nothing after it can be found.
-pub(crate) fn map_units<'a, T: Send>(
-    section: SectionBytes<'a>,
+pub(crate) fn map_units<T: Send>(
+    section: SectionBytes<'_>,
     input: &Input,
-    endian: RunTimeEndian,
-    want: &(dyn Fn(usize) -> bool + Sync),
-    work: &(dyn Fn(UnitChunk<'_>) -> T + Sync),
+    visit: &Visit<'_, T>,
     warnings: &mut Warnings,
 ) -> (Vec<T>, Vec<UnitSpan>) {
     match section {
-        SectionBytes::Whole(data) => map_slice(&data, input, endian, want, work, warnings),
+        SectionBytes::Whole(data) => map_slice(&data, input, visit, warnings),
         SectionBytes::Stream(stream) => {
             let size = stream.size;
-            map_stream(stream, size, endian, want, work, warnings)
+            map_stream(stream, size, visit, warnings)
         }
     }
 }
@@ -58,11 +64,10 @@ pub(crate) fn map_units<'a, T: Send>(
 fn map_slice<T: Send>(
     data: &[u8],
     input: &Input,
-    endian: RunTimeEndian,
-    want: &(dyn Fn(usize) -> bool + Sync),
-    work: &(dyn Fn(UnitChunk<'_>) -> T + Sync),
+    visit: &Visit<'_, T>,
     warnings: &mut Warnings,
 ) -> (Vec<T>, Vec<UnitSpan>) {
+    let Visit { endian, want, work } = *visit;
     let mut spans = Vec::new();
     let mut offset = 0usize;
     while offset < data.len() {
@@ -100,11 +105,10 @@ fn map_slice<T: Send>(
 fn map_stream<T: Send>(
     mut stream: impl Read + Send,
     size: u64,
-    endian: RunTimeEndian,
-    want: &(dyn Fn(usize) -> bool + Sync),
-    work: &(dyn Fn(UnitChunk<'_>) -> T + Sync),
+    visit: &Visit<'_, T>,
     warnings: &mut Warnings,
 ) -> (Vec<T>, Vec<UnitSpan>) {
+    let Visit { endian, want, work } = *visit;
     let budget = Budget::default();
     let (tx, rx) = mpsc::channel::<UnitChunk<'static>>();
     let (mut results, (spans, w)) = std::thread::scope(|scope| {
@@ -299,20 +303,23 @@ mod tests {
         let input = Input::from_bytes("test".into(), Vec::new());
         let work = |c: UnitChunk<'_>| (c.index, c.offset, c.data.len());
         let mut w = Warnings::default();
-        let le = RunTimeEndian::Little;
-        let (a, spans) = map_slice(&data, &input, le, &|_| true, &work, &mut w);
-        let (b, _) = map_stream(&data[..], data.len() as u64, le, &|_| true, &work, &mut w);
+        let endian = RunTimeEndian::Little;
+        let all = Visit {
+            endian,
+            want: &|_| true,
+            work: &work,
+        };
+        let (a, spans) = map_slice(&data, &input, &all, &mut w);
+        let (b, _) = map_stream(&data[..], data.len() as u64, &all, &mut w);
         assert_eq!(a, vec![(0, 0, 9), (1, 9, 304), (2, 313, 5), (3, 318, 44)]);
         assert_eq!(a, b);
         assert_eq!(spans.len(), 4);
-        let (odd, _) = map_stream(
-            &data[..],
-            data.len() as u64,
-            le,
-            &|i| i % 2 == 1,
-            &work,
-            &mut w,
-        );
+        let odd = Visit {
+            endian,
+            want: &|i| i % 2 == 1,
+            work: &work,
+        };
+        let (odd, _) = map_stream(&data[..], data.len() as u64, &odd, &mut w);
         assert_eq!(odd, vec![(1, 9, 304), (3, 318, 44)]);
         assert!(w.0.is_empty());
     }
@@ -322,8 +329,12 @@ mod tests {
         let data = units(&[5, 300]);
         let mut w = Warnings::default();
         let work = |c: UnitChunk<'_>| c.index;
-        let cut = &data[..100];
-        let (got, _) = map_stream(cut, 400, RunTimeEndian::Little, &|_| true, &work, &mut w);
+        let visit = Visit {
+            endian: RunTimeEndian::Little,
+            want: &|_| true,
+            work: &work,
+        };
+        let (got, _) = map_stream(&data[..100], 400, &visit, &mut w);
         assert_eq!(got, vec![0]);
         assert!(w.0[0].contains("after 1 good units"), "{:?}", w.0);
     }
