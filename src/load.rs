@@ -308,6 +308,18 @@ impl<'a> Object<'a> {
         }
     }
 
+    /// Whether the named section has bytes in the file. A dSYM keeps the binary's
+    /// section headers (`__unwind_info`, `__eh_frame`) with nothing behind them: their
+    /// file offset is 0, where the Mach-O header is, and reading them would parse the
+    /// header as unwind tables.
+    pub fn section_has_data(&self, name: &str) -> bool {
+        let Some((offset, size)) = self.file.section_by_name(name).and_then(|s| s.file_range())
+        else {
+            return false;
+        };
+        size > 0 && (offset > 0 || self.file.format() != object::BinaryFormat::MachO)
+    }
+
     /// True for big-endian files.
     pub fn is_big_endian(&self) -> bool {
         !self.file.is_little_endian()

@@ -138,6 +138,25 @@ fn dsym_given_directly_or_as_bundle_file() {
 }
 
 #[test]
+fn a_dsym_alone_has_no_unwind_tables_to_read() {
+    // A dSYM keeps the binary's section headers (__unwind_info, __eh_frame) with no data
+    // behind them (file offset 0: the Mach-O header). They are not read: no STACK
+    // records, and no warning about a bogus unwind table version.
+    for name in ["mac-arm64-O2", "mac-x86_64-O2"] {
+        let dsym = macho(&format!("{name}.dSYM"));
+        let out = dumpsyms(&["-v", &dsym]);
+        assert!(out.status.success(), "{dsym}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!err.contains("warning"), "{dsym}: {err}");
+        let sym = text(&out);
+        assert!(sym.contains("\nFUNC "), "{dsym}");
+        assert!(!sym.contains("\nSTACK "), "{dsym}");
+        // With the binary, its unwind tables are read.
+        assert!(text(&dumpsyms(&[&macho(name)])).contains("\nSTACK CFI INIT "));
+    }
+}
+
+#[test]
 fn a_dsym_of_another_build_is_an_error_naming_both_uuids() {
     // The -O0 build's dSYM for the -O2 binary: same architecture, other UUID.
     let out = dumpsyms(&[&macho("mac-arm64-O2"), &macho("mac-arm64-O0.dSYM")]);

@@ -136,6 +136,9 @@ pub fn extract(
     };
     let copy = |name: &str, warnings: &mut Warnings| {
         for source in std::iter::once(obj).chain(debug) {
+            if !source.section_has_data(name) {
+                continue;
+            }
             let data = source.section_data(name, warnings);
             if !data.is_empty() {
                 return SectionCopy {
@@ -217,7 +220,11 @@ fn compact_entries(
     layout: &Layout,
     warnings: &mut Warnings,
 ) -> Vec<(compact::CompactEntry, Option<u32>)> {
-    let Some(section) = obj.file.section_by_name("__unwind_info") else {
+    let Some(section) = obj
+        .file
+        .section_by_name("__unwind_info")
+        .filter(|_| obj.section_has_data("__unwind_info"))
+    else {
         return Vec::new();
     };
     let data = match section.data() {
