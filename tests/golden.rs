@@ -49,3 +49,55 @@ fn golden_symbol_files() {
     }
     assert!(mismatches.is_empty(), "{}", mismatches.join("\n"));
 }
+
+/// The model's view of each function's records (`Module::records`, what a library user
+/// reads) is exactly what the writer puts under its FUNC line in the golden file.
+#[test]
+fn the_models_records_are_the_ones_written() {
+    let opts = dumpsyms::Options {
+        inlines: true,
+        ..Default::default()
+    };
+    for name in GOLDEN {
+        let path = fixtures().join("bin").join(name);
+        let d = dumpsyms::dump(&path, &opts).unwrap();
+        let text = dump_text(&path, &opts);
+        let mut blocks = text.split("\nFUNC ").skip(1);
+        let mut checked = 0;
+        for f in &d.module.functions {
+            let block = blocks.next().expect("a FUNC block per function");
+            let body: Vec<&str> = block
+                .lines()
+                .skip(1)
+                .take_while(|l| !l.starts_with("PUBLIC ") && !l.starts_with("STACK "))
+                .collect();
+            let (lines, inlines) = d.module.records(f);
+            let mut expected: Vec<String> = inlines
+                .iter()
+                .map(|s| {
+                    let ranges: Vec<String> = s
+                        .ranges
+                        .iter()
+                        .map(|(a, n)| format!(" {a:x} {n:x}"))
+                        .collect();
+                    format!(
+                        "INLINE {} {} {} {}{}",
+                        s.depth,
+                        s.call_line,
+                        s.call_file,
+                        s.origin,
+                        ranges.concat()
+                    )
+                })
+                .collect();
+            expected.extend(
+                lines
+                    .iter()
+                    .map(|l| format!("{:x} {:x} {} {}", l.address, l.size, l.line, l.file)),
+            );
+            assert_eq!(body, expected, "{name}: FUNC {:x}", f.address);
+            checked += expected.len();
+        }
+        assert!(checked > 50, "{name}: only {checked} records");
+    }
+}
