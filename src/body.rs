@@ -28,6 +28,19 @@ pub struct UnitBodies {
     pub origins: Vec<u32>,
 }
 
+impl UnitBodies {
+    /// The module file id of a file slot; `u32::MAX` for a slot out of range (only a
+    /// bug reaches it: the slots are our own).
+    pub fn file(&self, slot: u32) -> u32 {
+        self.files.get(slot as usize).copied().unwrap_or(u32::MAX)
+    }
+
+    /// The module origin id of a name slot; `u32::MAX` likewise.
+    pub fn origin(&self, slot: usize) -> u32 {
+        self.origins.get(slot).copied().unwrap_or(u32::MAX)
+    }
+}
+
 /// Appends the records of a piece starting at `start` to `out`; returns their range.
 /// Line rows are in address order and inline sites in pre-order, as extraction makes
 /// them; `InlineSite::origin` is a name slot.

@@ -245,14 +245,13 @@ impl Module {
         };
         let start = f.address.wrapping_add(self.bias);
         let (lines, sites) = body::decode(start, bytes);
-        let file = |slot: u32| unit.files.get(slot as usize).copied().unwrap_or(u32::MAX);
         let lines = lines
             .into_iter()
             .map(|l| Line {
                 address: l.address.wrapping_sub(self.bias),
                 size: l.size,
                 line: l.line,
-                file: file(l.file),
+                file: unit.file(l.file),
             })
             .collect();
         let inlines = sites
@@ -260,8 +259,8 @@ impl Module {
             .map(|s| Inline {
                 depth: s.depth,
                 call_line: s.call_line,
-                call_file: file(s.call_file),
-                origin: unit.origins.get(s.origin).copied().unwrap_or(u32::MAX),
+                call_file: unit.file(s.call_file),
+                origin: unit.origin(s.origin),
                 ranges: s
                     .ranges
                     .iter()
@@ -295,17 +294,17 @@ fn usage(
                 let Some((unit, bytes)) = body_bytes(bodies, f.body) else {
                     continue;
                 };
-                let mark = |ids: &[u32], slot: usize, used: &mut Vec<bool>| {
-                    if let Some(u) = ids.get(slot).and_then(|&id| used.get_mut(id as usize)) {
+                let mark = |id: u32, used: &mut Vec<bool>| {
+                    if let Some(u) = used.get_mut(id as usize) {
                         *u = true;
                     }
                 };
                 body::visit(0, bytes, &mut lines, |s| {
-                    mark(&unit.files, s.call_file as usize, &mut uf);
-                    mark(&unit.origins, s.origin, &mut uo);
+                    mark(unit.file(s.call_file), &mut uf);
+                    mark(unit.origin(s.origin), &mut uo);
                 });
                 for l in &lines {
-                    mark(&unit.files, l.file as usize, &mut uf);
+                    mark(unit.file(l.file), &mut uf);
                 }
             }
             (uf, uo)

@@ -88,14 +88,17 @@ fn write_function(m: &Module, f: &Function, out: &mut Vec<u8>) {
     let Some((unit, bytes)) = m.body_of(f) else {
         return;
     };
-    let file = |slot: u32| unit.files.get(slot as usize).copied().unwrap_or(u32::MAX);
     let mut num = itoa::Buffer::new();
     let start = f.address.wrapping_add(m.bias);
     let mut lines = Vec::new();
     crate::body::visit(start, bytes, &mut lines, |s| {
-        let origin = unit.origins.get(s.origin).copied().unwrap_or(u32::MAX);
         out.extend_from_slice(b"INLINE ");
-        for n in [s.depth, s.call_line, file(s.call_file), origin] {
+        for n in [
+            s.depth,
+            s.call_line,
+            unit.file(s.call_file),
+            unit.origin(s.origin),
+        ] {
             out.extend_from_slice(num.format(n).as_bytes());
             out.push(b' ');
         }
@@ -115,7 +118,7 @@ fn write_function(m: &Module, f: &Function, out: &mut Vec<u8>) {
         out.push(b' ');
         out.extend_from_slice(num.format(l.line).as_bytes());
         out.push(b' ');
-        out.extend_from_slice(num.format(file(l.file)).as_bytes());
+        out.extend_from_slice(num.format(unit.file(l.file)).as_bytes());
         out.push(b'\n');
     }
 }
