@@ -119,7 +119,9 @@ fn main() -> ExitCode {
         eprintln!("dumpsyms: error: -b: a debug id cannot be empty or contain spaces");
         return ExitCode::from(2);
     }
-    let mut pool = rayon::ThreadPoolBuilder::new();
+    // As large as the main thread's: GNU's demangler parses into stack arrays (up to
+    // ~1.2 MiB for the longest name it is given) and recursion on deep names adds more.
+    let mut pool = rayon::ThreadPoolBuilder::new().stack_size(8 << 20);
     if let Some(n) = cli.jobs {
         pool = pool.num_threads(n.into());
     }

@@ -26,10 +26,11 @@ pub enum NameMatch {
     /// symbol with its parameter list. The oracle's name must still be our name's last
     /// component.
     Qualified,
-    /// Tolerated: a linkage name cpp_demangle cannot demangle (GCC's `std::swap` with an
-    /// `enable_if` expression); we write the qualified source name, and the oracle's
-    /// full name (demangled by GNU c++filt) must be that name with a return type and
-    /// parameter list around it.
+    /// Tolerated only where GNU's demangler is not used (off glibc Linux): a linkage
+    /// name cpp_demangle cannot demangle (GCC's `std::swap` with an `enable_if`
+    /// expression); we write the qualified source name, and the oracle's full name
+    /// (demangled by GNU c++filt) must be that name with a return type and parameter
+    /// list around it.
     Undemangled,
     Different,
 }
@@ -81,6 +82,9 @@ pub fn decode_rust_escapes(name: &str) -> String {
     out
 }
 
+/// Whether dumpsyms demangles C++ with GNU's demangler (as c++filt does) on this platform.
+pub const GNU_DEMANGLER: bool = cfg!(all(target_os = "linux", target_env = "gnu"));
+
 pub fn compare_names(ours: &str, oracle: &str) -> NameMatch {
     let oracle = decode_rust_escapes(strip_rust_hash(oracle));
     // The demanglers space nested template closers differently (`> >` and `>>`).
@@ -94,7 +98,9 @@ pub fn compare_names(ours: &str, oracle: &str) -> NameMatch {
         || ours.contains(&format!(" {oracle}("));
     if qualified {
         NameMatch::Qualified
-    } else if oracle.starts_with(&format!("{ours}(")) || oracle.contains(&format!(" {ours}(")) {
+    } else if !GNU_DEMANGLER
+        && (oracle.starts_with(&format!("{ours}(")) || oracle.contains(&format!(" {ours}(")))
+    {
         NameMatch::Undemangled
     } else {
         NameMatch::Different

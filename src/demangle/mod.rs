@@ -6,6 +6,9 @@ use std::sync::{Arc, Mutex};
 
 use rustc_hash::FxHasher;
 
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+mod gnu;
+
 /// The source language a name came from, when known (from `DW_AT_language`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Lang {
@@ -16,8 +19,10 @@ pub enum Lang {
 }
 
 /// Demangles a linkage name: Rust (v0 and legacy, without the hash) or Itanium C++ (with
-/// the parameter list, like Breakpad's dumper). Names that are not mangled, or that no
-/// demangler accepts, come back unchanged.
+/// the parameter list, like Breakpad's dumper). C++ names are read by GNU's demangler
+/// where the platform's C++ runtime has it (glibc Linux), so that they read as `c++filt`
+/// and Breakpad show them, else (and for what GNU's rejects) by cpp_demangle. Names that
+/// are not mangled, or that no demangler accepts, come back unchanged.
 pub fn demangle(raw: &str, lang: Lang) -> String {
     if (raw.starts_with("_R") || (raw.starts_with("_ZN") && lang == Lang::Rust))
         && let Ok(d) = rustc_demangle::try_demangle(raw)
@@ -35,8 +40,14 @@ pub fn demangle(raw: &str, lang: Lang) -> String {
             }
         }
     }
-    if raw.starts_with("_Z")
-        && let Ok(sym) = cpp_demangle::Symbol::new(raw.as_bytes())
+    if !raw.starts_with("_Z") {
+        return raw.to_string();
+    }
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    if let Some(d) = gnu::demangle(raw) {
+        return d;
+    }
+    if let Ok(sym) = cpp_demangle::Symbol::new(raw.as_bytes())
         && let Ok(s) = sym.demangle()
     {
         return s;
