@@ -2,7 +2,7 @@
 //! functions with their address ranges and inline trees, then lines are attached and
 //! everything is cut into one piece per contiguous range.
 
-use gimli::{AttributeValue, DebuggingInformationEntry, DwAt, Section as _, UnitHeader, constants};
+use gimli::{AttributeSpecification, AttributeValue, Section as _, UnitHeader, constants};
 
 use super::lines::{self, FileTable, RawRow};
 use super::names::{DieInfo, LazyStr, NONE, ScopeKind, UnitDies};
@@ -348,7 +348,6 @@ fn walk<'a>(
     drafts: &mut Drafts,
 ) -> gimli::Result<()> {
     let mut entries = unit.entries_raw(None)?;
-    let mut entry = DebuggingInformationEntry::null();
     let mut stack: Vec<Frame> = Vec::new();
     while !entries.is_empty() {
         let depth = entries.next_depth();
@@ -391,7 +390,7 @@ fn walk<'a>(
             }
             continue;
         }
-        entries.read_attributes(abbrev.attributes(), &mut entry.attrs)?;
+        let facts = Facts::read(&mut entries, abbrev.attributes())?;
         while stack.last().is_some_and(|f| f.depth >= depth) {
             stack.pop();
         }
@@ -402,7 +401,7 @@ fn walk<'a>(
         let offset = start + die_offset;
         match tag {
             constants::DW_TAG_compile_unit | constants::DW_TAG_partial_unit => {
-                if let Some(AttributeValue::Language(l)) = attr(&entry, constants::DW_AT_language) {
+                if let Some(AttributeValue::Language(l)) = facts.language {
                     dies.lang = Some(if l == constants::DW_LANG_Rust {
                         Lang::Rust
                     } else {
@@ -417,17 +416,17 @@ fn walk<'a>(
                     Ctx::Inline(f, d) => (Some(f), Some(d)),
                     Ctx::None => (None, None),
                 };
-                let origin = reference(cx, start, &entry, constants::DW_AT_abstract_origin);
+                let origin = reference(cx, start, facts.abstract_origin);
                 if let (Some(func), Some(origin)) = (func, origin) {
-                    let ranges = die_ranges(cx, unit, &entry, &mut drafts.ranges)?;
+                    let ranges = die_ranges(cx, unit, &facts, &mut drafts.ranges)?;
                     if ranges.0 < ranges.1 {
                         let depth = parent_depth.map_or(0, |d| d + 1);
-                        let call_file =
-                            attr(&entry, constants::DW_AT_call_file).and_then(|v| match v {
-                                AttributeValue::FileIndex(i) => Some(i),
-                                other => other.udata_value(),
-                            });
-                        let call_line = attr(&entry, constants::DW_AT_call_line)
+                        let call_file = facts.call_file.and_then(|v| match v {
+                            AttributeValue::FileIndex(i) => Some(i),
+                            other => other.udata_value(),
+                        });
+                        let call_line = facts
+                            .call_line
                             .and_then(|v| v.udata_value())
                             .and_then(|l| u32::try_from(l).ok())
                             .unwrap_or(0);
@@ -448,21 +447,21 @@ fn walk<'a>(
                     constants::DW_TAG_namespace => ScopeKind::Namespace,
                     _ => ScopeKind::Type,
                 };
-                let target = reference(cx, start, &entry, constants::DW_AT_specification)
-                    .or_else(|| reference(cx, start, &entry, constants::DW_AT_abstract_origin));
-                let linkage = string(cx, unit, &entry, constants::DW_AT_linkage_name)
-                    .or_else(|| string(cx, unit, &entry, constants::DW_AT_MIPS_linkage_name));
+                let target = reference(cx, start, facts.specification)
+                    .or_else(|| reference(cx, start, facts.abstract_origin));
+                let linkage = string(cx, unit, facts.linkage_name)
+                    .or_else(|| string(cx, unit, facts.mips_linkage_name));
                 dies.dies.push(DieInfo {
                     offset,
                     parent: parent_scope,
                     kind,
-                    name: string(cx, unit, &entry, constants::DW_AT_name),
+                    name: string(cx, unit, facts.name),
                     linkage,
                     target,
                 });
                 scope = (dies.dies.len() - 1) as u32;
                 if kind == ScopeKind::Function {
-                    let ranges = die_ranges(cx, unit, &entry, &mut drafts.ranges)?;
+                    let ranges = die_ranges(cx, unit, &facts, &mut drafts.ranges)?;
                     ctx = if ranges.0 == ranges.1 {
                         Ctx::None
                     } else {
@@ -483,22 +482,72 @@ fn walk<'a>(
     Ok(())
 }
 
-fn attr<'a>(entry: &DebuggingInformationEntry<R<'a>>, name: DwAt) -> Option<AttributeValue<R<'a>>> {
-    entry
-        .attrs()
-        .iter()
-        .find(|a| a.name() == name)
-        .map(|a| a.value())
+/// The attributes of a DIE that the walk uses; the others are skipped unparsed.
+#[derive(Default)]
+struct Facts<'a> {
+    name: Option<AttributeValue<R<'a>>>,
+    linkage_name: Option<AttributeValue<R<'a>>>,
+    mips_linkage_name: Option<AttributeValue<R<'a>>>,
+    specification: Option<AttributeValue<R<'a>>>,
+    abstract_origin: Option<AttributeValue<R<'a>>>,
+    low_pc: Option<AttributeValue<R<'a>>>,
+    high_pc: Option<AttributeValue<R<'a>>>,
+    ranges: Option<AttributeValue<R<'a>>>,
+    call_file: Option<AttributeValue<R<'a>>>,
+    call_line: Option<AttributeValue<R<'a>>>,
+    language: Option<AttributeValue<R<'a>>>,
+}
+
+impl<'a> Facts<'a> {
+    /// Reads the attributes of the DIE whose abbreviation `specs` are. Runs of unused
+    /// attributes are skipped by their sizes: parsing every attribute of every indexed
+    /// DIE (a member function's declaration has ten) into a list, then searching the
+    /// list, was a fifth of a large dump's time.
+    fn read(
+        entries: &mut gimli::EntriesRaw<'_, R<'a>>,
+        specs: &[AttributeSpecification],
+    ) -> gimli::Result<Self> {
+        let mut facts = Facts::default();
+        let mut skipped = 0;
+        for (i, spec) in specs.iter().enumerate() {
+            let slot = match spec.name() {
+                constants::DW_AT_name => &mut facts.name,
+                constants::DW_AT_linkage_name => &mut facts.linkage_name,
+                constants::DW_AT_MIPS_linkage_name => &mut facts.mips_linkage_name,
+                constants::DW_AT_specification => &mut facts.specification,
+                constants::DW_AT_abstract_origin => &mut facts.abstract_origin,
+                constants::DW_AT_low_pc => &mut facts.low_pc,
+                constants::DW_AT_high_pc => &mut facts.high_pc,
+                constants::DW_AT_ranges => &mut facts.ranges,
+                constants::DW_AT_call_file => &mut facts.call_file,
+                constants::DW_AT_call_line => &mut facts.call_line,
+                constants::DW_AT_language => &mut facts.language,
+                _ => continue,
+            };
+            if skipped < i {
+                entries.skip_attributes(&specs[skipped..i])?;
+            }
+            skipped = i + 1;
+            let value = entries.read_attribute_inline(*spec)?.value();
+            // A repeated attribute (damaged input): the first one counts.
+            if slot.is_none() {
+                *slot = Some(value);
+            }
+        }
+        if skipped < specs.len() {
+            entries.skip_attributes(&specs[skipped..])?;
+        }
+        Ok(facts)
+    }
 }
 
 /// A string attribute as a reference into its string section, not yet read.
 fn string<'a>(
     cx: &Context<'_, 'a>,
     unit: &gimli::Unit<R<'a>>,
-    entry: &DebuggingInformationEntry<R<'a>>,
-    name: DwAt,
+    value: Option<AttributeValue<R<'a>>>,
 ) -> Option<LazyStr<'a>> {
-    match attr(entry, name)? {
+    match value? {
         AttributeValue::DebugStrRef(o) => Some(LazyStr::Str(o.0)),
         AttributeValue::DebugStrRefSup(o) => Some(LazyStr::SupStr(o.0)),
         AttributeValue::DebugStrOffsetsIndex(i) => cx
@@ -519,10 +568,9 @@ fn string<'a>(
 fn reference(
     cx: &Context<'_, '_>,
     start: usize,
-    entry: &DebuggingInformationEntry<R<'_>>,
-    name: DwAt,
+    value: Option<AttributeValue<R<'_>>>,
 ) -> Option<usize> {
-    match attr(entry, name)? {
+    match value? {
         AttributeValue::UnitRef(o) => start.checked_add(o.0),
         AttributeValue::DebugInfoRef(o) if cx.cross_unit_refs => cx.space.checked_add(o.0),
         // dwz: a DIE in the alternate file.
@@ -539,7 +587,7 @@ fn reference(
 fn die_ranges(
     cx: &Context<'_, '_>,
     unit: &gimli::Unit<R<'_>>,
-    entry: &DebuggingInformationEntry<R<'_>>,
+    facts: &Facts<'_>,
     arena: &mut Vec<(u64, u64)>,
 ) -> gimli::Result<Span> {
     let begin = arena.len();
@@ -555,17 +603,17 @@ fn die_ranges(
             out.push((lo, hi.min(span_end)));
         }
     };
-    if let Some(v) = attr(entry, constants::DW_AT_ranges) {
+    if let Some(v) = facts.ranges.clone() {
         if let Some(iter) = cx.dwarf.attr_ranges(unit, v)? {
             for r in iter {
                 let r = r?;
                 keep(r.begin, r.end);
             }
         }
-    } else if let Some(low) = attr(entry, constants::DW_AT_low_pc)
+    } else if let Some(low) = facts.low_pc.clone()
         && let Some(low) = cx.dwarf.attr_address(unit, low)?
     {
-        let high = match attr(entry, constants::DW_AT_high_pc) {
+        let high = match facts.high_pc.clone() {
             Some(AttributeValue::Udata(n)) => low.checked_add(n),
             Some(v) => cx.dwarf.attr_address(unit, v)?,
             None => None,
