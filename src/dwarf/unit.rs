@@ -603,17 +603,17 @@ fn die_ranges(
             out.push((lo, hi.min(span_end)));
         }
     };
-    if let Some(v) = facts.ranges.clone() {
+    if let Some(v) = facts.ranges {
         if let Some(iter) = cx.dwarf.attr_ranges(unit, v)? {
             for r in iter {
                 let r = r?;
                 keep(r.begin, r.end);
             }
         }
-    } else if let Some(low) = facts.low_pc.clone()
+    } else if let Some(low) = facts.low_pc
         && let Some(low) = cx.dwarf.attr_address(unit, low)?
     {
-        let high = match facts.high_pc.clone() {
+        let high = match facts.high_pc {
             Some(AttributeValue::Udata(n)) => low.checked_add(n),
             Some(v) => cx.dwarf.attr_address(unit, v)?,
             None => None,
