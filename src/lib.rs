@@ -103,6 +103,7 @@ pub fn dump(path: &Path, opts: &Options) -> Result<Dump, Error> {
         identity.debug_id = id.clone();
     }
     let mut warnings = Warnings::default();
+    warnings.0.extend(obj.damage.iter().cloned());
     if opts.header_only {
         return Ok(Dump {
             module: Module::header(identity),
@@ -122,7 +123,12 @@ pub fn dump(path: &Path, opts: &Options) -> Result<Dump, Error> {
     };
     let debug_obj = match &debug {
         Some(d) => match load::Object::parse_arch(&d.input, Some(identity.arch)) {
-            Ok(o) => Some(o),
+            Ok(o) => {
+                for damage in &o.damage {
+                    warnings.push(format!("debug file {}: {damage}", d.path.display()));
+                }
+                Some(o)
+            }
             Err(e) => {
                 warnings.push(format!("debug file {e}"));
                 None

@@ -5,9 +5,11 @@ use std::borrow::Cow;
 use std::fs::File;
 use std::io::Read;
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 use memmap2::{Mmap, UncheckedAdvice};
-use object::{Object as _, ObjectSection as _};
+use object::read::elf::{FileHeader, SectionHeader as _};
+use object::{Endianness, Object as _, ObjectSection as _, elf};
 use rayon::prelude::*;
 
 use crate::error::{Error, ErrorKind, Warnings};
@@ -22,6 +24,9 @@ const MAX_DECOMPRESSION_RATIO: u64 = 256;
 pub struct Input {
     path: PathBuf,
     bytes: Bytes,
+    /// A copy of the file with its unreadable symbol tables' section headers blanked,
+    /// made only when the file cannot be parsed with them (see [`Object::parse`]).
+    patched: OnceLock<Vec<u8>>,
 }
 
 enum Bytes {
@@ -63,6 +68,7 @@ impl Input {
         Ok(Input {
             path: path.to_path_buf(),
             bytes: Bytes::Mapped(map),
+            patched: OnceLock::new(),
         })
     }
 
@@ -71,6 +77,7 @@ impl Input {
         Input {
             path,
             bytes: Bytes::Owned(bytes),
+            patched: OnceLock::new(),
         }
     }
 
@@ -167,6 +174,9 @@ pub struct Object<'a> {
     pub file: object::File<'a>,
     /// The raw bytes.
     pub data: &'a [u8],
+    /// Damage found while parsing that loses part of the file (an unreadable symbol
+    /// table), for the dump's warnings.
+    pub damage: Vec<String>,
 }
 
 impl<'a> Object<'a> {
@@ -183,10 +193,7 @@ impl<'a> Object<'a> {
         if obj.file.kind() == object::ObjectKind::Relocatable {
             return Err(Error::new(
                 input.path(),
-                ErrorKind::Unsupported(
-                    "relocatable object (.o): its debug info is not relocated; dump the linked binary"
-                        .into(),
-                ),
+                ErrorKind::Unsupported(relocatable_kind(&obj.file).into()),
             ));
         }
         Ok(obj)
@@ -229,7 +236,25 @@ impl<'a> Object<'a> {
                 ));
             }
         };
-        let file = object::File::parse(data).map_err(|e| corrupt(path, e))?;
+        let mut damage = Vec::new();
+        let (file, data) = match object::File::parse(data) {
+            Ok(file) => (file, data),
+            Err(e) => {
+                // object refuses the whole file when a symbol table cannot be read; all
+                // that loses is PUBLIC records, so the rest is dumped from a copy in
+                // which those tables' headers are blanked.
+                let Some((copy, tables)) = elf_without_bad_symbol_tables(data) else {
+                    return Err(corrupt(path, e));
+                };
+                let copy: &'a [u8] = input.patched.get_or_init(|| copy);
+                let file = object::File::parse(copy).map_err(|_| corrupt(path, e))?;
+                damage.push(format!(
+                    "{} cannot be read ({e}); no PUBLIC records from it",
+                    tables.join(" and ")
+                ));
+                (file, copy)
+            }
+        };
         if file.architecture() == object::Architecture::Unknown
             && file.format() == object::BinaryFormat::MachO
         {
@@ -243,6 +268,7 @@ impl<'a> Object<'a> {
             path,
             file,
             data,
+            damage,
         })
     }
 
@@ -324,6 +350,80 @@ impl<'a> Object<'a> {
     pub fn is_big_endian(&self) -> bool {
         !self.file.is_little_endian()
     }
+}
+
+/// What an `ET_REL` file is, for the message refusing it: debug-info files that are
+/// not dumped on their own are relocatable too, and each is used through the binary.
+fn relocatable_kind(file: &object::File) -> &'static str {
+    let has = |name: &str| file.section_by_name(name).is_some();
+    if has(".debug_cu_index") || has(".debug_tu_index") {
+        "a split-DWARF package (.dwp): dump the linked binary, and its package is read from beside it"
+    } else if has(".debug_info.dwo") {
+        "a split-DWARF object (.dwo): it holds one compilation unit's debug info; dump the linked binary, which names it"
+    } else if has(".debug_info")
+        && !file
+            .sections()
+            .any(|s| s.kind() == object::SectionKind::Text)
+    {
+        "a debug-info file with no code (a dwz common file, shared by the binaries whose .gnu_debugaltlink names it): dump those binaries"
+    } else {
+        "relocatable object (.o): its debug info is not relocated; dump the linked binary"
+    }
+}
+
+/// A copy of ELF `data` in which the section headers of the symbol tables object cannot
+/// read (`.symtab`, `.dynsym`, with their extended-index tables) are made `SHT_NULL`, and
+/// those tables' names; `None` when the symbol tables are not what is wrong.
+fn elf_without_bad_symbol_tables(data: &[u8]) -> Option<(Vec<u8>, Vec<&'static str>)> {
+    match object::FileKind::parse(data).ok()? {
+        object::FileKind::Elf32 => blank_bad_symbol_tables::<elf::FileHeader32<Endianness>>(data),
+        object::FileKind::Elf64 => blank_bad_symbol_tables::<elf::FileHeader64<Endianness>>(data),
+        _ => None,
+    }
+}
+
+fn blank_bad_symbol_tables<Elf: FileHeader<Endian = Endianness>>(
+    data: &[u8],
+) -> Option<(Vec<u8>, Vec<&'static str>)> {
+    let header = Elf::parse(data).ok()?;
+    let endian = header.endian().ok()?;
+    let sections = header.sections(endian, data).ok()?;
+    let bad: Vec<(elf::SectionType, &'static str)> =
+        [(elf::SHT_SYMTAB, ".symtab"), (elf::SHT_DYNSYM, ".dynsym")]
+            .into_iter()
+            .filter(|&(kind, _)| sections.symbols(endian, data, kind).is_err())
+            .collect();
+    if bad.is_empty() {
+        return None;
+    }
+    let shoff: u64 = header.e_shoff(endian).into();
+    let entsize = u64::from(header.e_shentsize(endian));
+    let mut copy = data.to_vec();
+    for (index, section) in sections.iter().enumerate() {
+        let kind = section.sh_type(endian);
+        let linked = |k: elf::SectionType| {
+            kind == elf::SHT_SYMTAB_SHNDX && {
+                // An extended-index table belongs to the symbol table it links to.
+                let link = section.sh_link(endian) as usize;
+                sections
+                    .section(object::SectionIndex(link))
+                    .is_ok_and(|s| s.sh_type(endian) == k)
+            }
+        };
+        if !bad.iter().any(|&(k, _)| kind == k || linked(k)) {
+            continue;
+        }
+        // sh_type is the second 32-bit field of both ELF32 and ELF64 section headers.
+        let at = usize::try_from(
+            shoff
+                .checked_add((index as u64).checked_mul(entsize)?)?
+                .checked_add(4)?,
+        )
+        .ok()?;
+        copy.get_mut(at..at.checked_add(4)?)?
+            .copy_from_slice(&[0; 4]);
+    }
+    Some((copy, bad.into_iter().map(|(_, name)| name).collect()))
 }
 
 fn file_kind(input: &Input) -> Result<object::FileKind, Error> {
@@ -449,7 +549,13 @@ pub fn section_data<'a>(
     let compressed = match section.compressed_data() {
         Ok(c) => c,
         Err(e) => {
-            warnings.push(format!("section {name}: cannot read: {e}"));
+            // object words every failure here as about compressed data; for a section
+            // whose own bytes are out of the file, its plain read says what is wrong.
+            let why = match section.data() {
+                Err(raw) => raw.to_string(),
+                Ok(_) => e.to_string(),
+            };
+            warnings.push(format!("section {name}: cannot read: {why}"));
             return Cow::Borrowed(&[]);
         }
     };

@@ -181,7 +181,7 @@ fn run_one(cli: &Cli, opts: &Options, input: &Path) -> Result<(), Failure> {
         }
     } else if !warnings.is_empty() {
         eprintln!(
-            "dumpsyms: warning: {}: {} problem(s) in the debug info; some records may be missing (-v lists them)",
+            "dumpsyms: warning: {}: {} problem(s) in the file (damaged or unsupported sections); some records may be missing (-v lists them)",
             input.display(),
             warnings.len()
         );

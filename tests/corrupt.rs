@@ -284,3 +284,140 @@ fn unknown_macho_cpu_type_is_a_clear_error() {
     let e = dumpsyms::dump(&path, &dumpsyms::Options::default()).unwrap_err();
     assert!(e.to_string().contains("unknown Mach-O CPU type"), "{e}");
 }
+
+/// Where section `index`'s header is in a little-endian ELF64 file.
+fn section_header_at(bytes: &[u8], sh_type: u32) -> usize {
+    let shoff = u64::from_le_bytes(bytes[0x28..0x30].try_into().unwrap()) as usize;
+    let entsize = u16::from_le_bytes(bytes[0x3a..0x3c].try_into().unwrap()) as usize;
+    let count = u16::from_le_bytes(bytes[0x3c..0x3e].try_into().unwrap()) as usize;
+    (0..count)
+        .map(|i| shoff + i * entsize)
+        .find(|&h| u32::from_le_bytes(bytes[h + 4..h + 8].try_into().unwrap()) == sh_type)
+        .expect("no such section")
+}
+
+#[test]
+fn an_unreadable_line_table_loses_only_line_records() {
+    let path = fixtures().join("bin/x86_64/c-gcc-O2-dwarf4");
+    let good = dump_bytes(
+        &std::fs::read(&path).unwrap(),
+        &scratch("lines-good"),
+        "good",
+    )
+    .unwrap();
+    let mut bytes = std::fs::read(&path).unwrap();
+    let file = object::File::parse(&*bytes).unwrap();
+    let (offset, _) = file
+        .section_by_name(".debug_line")
+        .unwrap()
+        .file_range()
+        .unwrap();
+    drop(file);
+    // The first line program's version (after its 4-byte unit_length): no such DWARF.
+    bytes[offset as usize + 4] = 0x63;
+    let d = dump_bytes(&bytes, &scratch("bad-line"), "bad line table").unwrap();
+    let names = |d: &dumpsyms::Dump| -> Vec<String> {
+        d.module.functions.iter().map(|f| f.name.clone()).collect()
+    };
+    assert_eq!(names(&d), names(&good), "every FUNC is kept");
+    let lines = |d: &dumpsyms::Dump| {
+        let mut buf = Vec::new();
+        dumpsyms::write_module(&d.module, &mut buf).unwrap();
+        String::from_utf8(buf)
+            .unwrap()
+            .lines()
+            .filter(|l| l.starts_with(|c: char| c.is_ascii_hexdigit()))
+            .count()
+    };
+    assert!(
+        lines(&d) < lines(&good),
+        "the first unit's line records are gone"
+    );
+    assert!(lines(&d) > 0, "the second unit's line records stay");
+    assert!(
+        d.warnings
+            .0
+            .iter()
+            .any(|w| w.contains(".debug_line at 0x0") && w.contains("kept without line records")),
+        "{:?}",
+        d.warnings.0
+    );
+}
+
+#[test]
+fn an_unreadable_symbol_table_loses_only_public_records() {
+    let path = fixtures().join("bin/x86_64/c-gcc-O2-dwarf4");
+    let good = dump_bytes(
+        &std::fs::read(&path).unwrap(),
+        &scratch("symtab-good"),
+        "good",
+    )
+    .unwrap();
+    let mut bytes = std::fs::read(&path).unwrap();
+    // SHT_SYMTAB's sh_size (at 0x20 in an ELF64 section header) claims 2^62 bytes.
+    let header = section_header_at(&bytes, 2);
+    bytes[header + 0x20..header + 0x28].copy_from_slice(&(1u64 << 62).to_le_bytes());
+    let d = dump_bytes(&bytes, &scratch("bad-symtab"), "bad symtab").unwrap();
+    assert_eq!(d.module.functions.len(), good.module.functions.len());
+    // What is left comes from .dynsym: the local symbols (`_init`, `frame_dummy`) are lost.
+    assert!(
+        d.module.publics.len() < good.module.publics.len(),
+        "{} of {} PUBLIC records",
+        d.module.publics.len(),
+        good.module.publics.len()
+    );
+    assert!(
+        d.module.cfi.is_some(),
+        "STACK CFI is still written from .eh_frame"
+    );
+    assert!(
+        d.warnings
+            .0
+            .iter()
+            .any(|w| w.contains(".symtab") && w.contains("PUBLIC")),
+        "{:?}",
+        d.warnings.0
+    );
+}
+
+/// Where the header of the section called `name` is in a little-endian ELF64 file.
+fn section_header_named(bytes: &[u8], name: &str) -> usize {
+    let u16_at = |at: usize| u16::from_le_bytes(bytes[at..at + 2].try_into().unwrap()) as usize;
+    let u64_at = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap()) as usize;
+    let (shoff, count, strndx) = (u64_at(0x28), u16_at(0x3c), u16_at(0x3e));
+    let names = u64_at(shoff + strndx * 64 + 0x18);
+    (0..count)
+        .map(|i| shoff + i * 64)
+        .find(|&h| {
+            let at = names + u32::from_le_bytes(bytes[h..h + 4].try_into().unwrap()) as usize;
+            bytes[at..].split(|&b| b == 0).next() == Some(name.as_bytes())
+        })
+        .expect("no such section")
+}
+
+#[test]
+fn a_section_outside_the_file_is_reported_as_such() {
+    let path = fixtures().join("bin/x86_64/c-gcc-O2-dwarf4");
+    let mut bytes = std::fs::read(&path).unwrap();
+    // .debug_line's sh_offset points 1 TiB into a 20 KB file.
+    let header = section_header_named(&bytes, ".debug_line");
+    bytes[header + 0x18..header + 0x20].copy_from_slice(&(1u64 << 40).to_le_bytes());
+    let d = dump_bytes(&bytes, &scratch("line-outside"), "line outside").unwrap();
+    assert!(!d.module.functions.is_empty(), "FUNC records stay");
+    let about_line: Vec<&String> = d
+        .warnings
+        .0
+        .iter()
+        .filter(|w| w.contains(".debug_line"))
+        .collect();
+    assert!(
+        about_line
+            .iter()
+            .any(|w| w.contains("section size or offset")),
+        "{about_line:?}"
+    );
+    assert!(
+        !about_line.iter().any(|w| w.contains("compress")),
+        "the section is not compressed: {about_line:?}"
+    );
+}

@@ -326,3 +326,23 @@ fn an_alternate_file_is_found_by_build_id_in_a_debug_dir() {
     assert_eq!(out.stdout, original.stdout);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Debug-info files that are not dumped on their own are refused as what they are, with
+/// the file to dump instead, not as ".o" files.
+#[test]
+fn companion_debug_files_are_named_for_what_they_are() {
+    for (file, kind) in [
+        ("split/dwo5/app-util.dwo", "split-DWARF object (.dwo)"),
+        ("split/dwp4/app.dwp", "split-DWARF package (.dwp)"),
+        ("dwz5/common.debug", "dwz common file"),
+        ("dwz4/dumpsyms-fixture.debug", "dwz common file"),
+    ] {
+        let path = fixtures().join("extra").join(file);
+        let err = match dumpsyms::dump(&path, &dumpsyms::Options::default()) {
+            Ok(_) => panic!("{file}: dumped on its own"),
+            Err(e) => e.to_string(),
+        };
+        assert!(err.contains(kind) && err.contains("dump"), "{file}: {err}");
+        assert!(!err.contains("(.o)"), "{file}: {err}");
+    }
+}

@@ -125,17 +125,103 @@ pub(crate) fn process<'a>(
     };
     let unit = match cx.dwarf.unit(header) {
         Ok(u) => u,
-        Err(e) => {
-            out.warnings
-                .push(format!("compilation unit at {start:#x}: {e}; skipped"));
-            return out;
-        }
+        Err(e) => match without_line_table(cx.dwarf, header) {
+            Some((u, offset, line_error)) => {
+                out.warnings.push(format!(
+                    "compilation unit at {start:#x}: its line table (.debug_line at {offset:#x}) cannot be read: {line_error}; its functions are kept without line records"
+                ));
+                u
+            }
+            None => {
+                out.warnings
+                    .push(format!("compilation unit at {start:#x}: {e}; skipped"));
+                return out;
+            }
+        },
     };
     match unit.dwo_id {
         Some(id) => split(cx, &unit, id, at, index, &mut out),
         None => build(cx, cx.dwarf, &unit, start, cx.space, &unit, &mut out),
     }
     out
+}
+
+/// The unit of `header` without its line program, when that program's header is what
+/// could not be read: gimli gives up on the whole unit then, but its DIEs (and so its
+/// functions) are intact. Returns the unit, the line table's offset and why it failed;
+/// `None` when the unit fails for another reason.
+///
+/// Mirrors what `gimli::Unit::new` reads from the root DIE, minus `DW_AT_stmt_list`.
+fn without_line_table<'a>(
+    dwarf: &gimli::Dwarf<R<'a>>,
+    header: UnitHeader<R<'a>>,
+) -> Option<(gimli::Unit<R<'a>>, usize, gimli::Error)> {
+    let encoding = header.encoding();
+    let abbreviations = dwarf.abbreviations(&header).ok()?;
+    let mut unit = gimli::Unit {
+        abbreviations,
+        name: None,
+        comp_dir: None,
+        low_pc: 0,
+        str_offsets_base: gimli::DebugStrOffsetsBase::default_for_encoding_and_file(
+            encoding,
+            dwarf.file_type,
+        ),
+        addr_base: gimli::DebugAddrBase(0),
+        loclists_base: gimli::DebugLocListsBase::default_for_encoding_and_file(
+            encoding,
+            dwarf.file_type,
+        ),
+        rnglists_base: gimli::DebugRngListsBase::default_for_encoding_and_file(
+            encoding,
+            dwarf.file_type,
+        ),
+        line_program: None,
+        dwo_id: match header.type_() {
+            gimli::UnitType::Skeleton(id) | gimli::UnitType::SplitCompilation(id) => Some(id),
+            _ => None,
+        },
+        header,
+    };
+    let (mut name, mut comp_dir, mut low_pc, mut line_offset) = (None, None, None, None);
+    {
+        let mut cursor = unit.header.entries(&unit.abbreviations);
+        let root = cursor.next_dfs().ok()??;
+        for attr in root.attrs() {
+            match (attr.name(), attr.value()) {
+                (constants::DW_AT_name, v) => name = Some(v),
+                (constants::DW_AT_comp_dir, v) => comp_dir = Some(v),
+                (constants::DW_AT_low_pc, v) => low_pc = Some(v),
+                (constants::DW_AT_stmt_list, AttributeValue::DebugLineRef(o)) => {
+                    line_offset = Some(o)
+                }
+                (_, AttributeValue::DebugStrOffsetsBase(b)) => unit.str_offsets_base = b,
+                (_, AttributeValue::DebugAddrBase(b)) => unit.addr_base = b,
+                (_, AttributeValue::DebugLocListsBase(b)) => unit.loclists_base = b,
+                (_, AttributeValue::DebugRngListsBase(b)) => unit.rnglists_base = b,
+                (constants::DW_AT_GNU_dwo_id, AttributeValue::DwoId(id)) => {
+                    unit.dwo_id = unit.dwo_id.or(Some(id))
+                }
+                _ => {}
+            }
+        }
+    }
+    unit.name = name.and_then(|v| dwarf.attr_string(&unit, v).ok());
+    unit.comp_dir = comp_dir.and_then(|v| dwarf.attr_string(&unit, v).ok());
+    let line_offset = line_offset?;
+    let line_error = dwarf
+        .debug_line
+        .program(
+            line_offset,
+            unit.header.address_size(),
+            unit.comp_dir,
+            unit.name,
+        )
+        .err()?;
+    if let Some(low_pc) = low_pc {
+        unit.low_pc = dwarf.attr_address(&unit, low_pc).ok()??;
+    }
+    Some((unit, line_offset.0, line_error))
 }
 
 /// A skeleton unit: its DIEs are in a `.dwo` file or a `.dwp` package, its line table
