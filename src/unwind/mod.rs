@@ -35,9 +35,33 @@ type R<'a> = EndianSlice<'a, RunTimeEndian>;
 /// FDEs rendered together: enough to keep every core busy, few enough to bound memory.
 const CHUNK: usize = 2048;
 
-/// A row whose rules depend on the program counter is split by address, one address at a
-/// time; longer rows than this are not expanded (PLT sections are a few KiB).
-const MAX_PC_EXPANSION: u64 = 1 << 16;
+/// Output bounds, so that a few bytes of crafted unwind tables cannot become gigabytes
+/// of STACK CFI (or minutes of work). The largest values seen on real binaries (a
+/// Debian system's /usr/lib and /usr/bin, ceph-osd, vmlinux) are noted with each.
+///
+/// Rows one FDE's program may produce. Real maximum: 1,347 (ceph-osd).
+const MAX_ROWS_PER_FDE: usize = 1 << 16;
+/// Bytes of STACK CFI one FDE may write: a fixed allowance plus this many per byte of its
+/// CIE and FDE (program-counter-dependent PLT rows get their own allowance below). Real
+/// FDEs write under 20 bytes per byte of instructions.
+const FDE_BASE_BYTES: u64 = 1 << 10;
+const FDE_BYTES_PER_INPUT_BYTE: u64 = 64;
+/// A CIE's share in each FDE's allowance is capped: one CIE is shared by thousands of
+/// FDEs, and real CIEs have a few bytes of initial instructions.
+const MAX_CIE_ALLOWANCE: u64 = 256;
+/// A PLT row (rules that read the program counter, expanded address by address) changes
+/// at most this often: x86 PLT entries change twice per 16 bytes. Real maximum: 6,859
+/// rows over 54,880 bytes of `.plt` (libisl), one per 8 bytes.
+const PLT_BYTES_PER_ROW: u64 = 4;
+const PLT_ROW_BYTES: u64 = 128;
+/// STACK CFI of a whole file: a fixed allowance plus this many bytes per byte of the
+/// input file. Real files write less than one byte per byte (ceph-osd: 11.8 MB for a
+/// 26 MB binary).
+const FILE_BASE_BYTES: u64 = 1 << 20;
+const FILE_BYTES_PER_INPUT_BYTE: u64 = 16;
+/// What the FDEs rendered at once may write in all, by their allowances: bounds memory
+/// when each is allowed much.
+const CHUNK_BYTES: u64 = 64 << 20;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum Source {
@@ -63,6 +87,13 @@ impl Item {
             Item::Compact(c, _) => c.start,
         }
     }
+
+    fn allowance(&self) -> u64 {
+        match self {
+            Item::Fde(f) => f.allowance,
+            Item::Compact(..) => FDE_BASE_BYTES,
+        }
+    }
 }
 
 /// One FDE to write.
@@ -72,6 +103,10 @@ struct FdeRef {
     len: u64,
     source: Source,
     offset: usize,
+    /// It lies in a PLT section, where rules may read the program counter.
+    in_plt: bool,
+    /// Bytes of STACK CFI it may write.
+    allowance: u64,
 }
 
 /// A section's bytes and address.
@@ -95,6 +130,9 @@ pub struct CfiSource {
     items: Vec<Item>,
     /// Subtracted from every address written.
     bias: u64,
+    /// Bytes of STACK CFI the whole file may write, and the file's size it comes from.
+    allowance: u64,
+    input_len: u64,
     /// FDEs left out by the last write, and why.
     skipped: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
 }
@@ -163,8 +201,12 @@ pub fn extract(
         got_address: obj.file.section_by_name(".got").map_or(0, |s| s.address()),
         items: Vec::new(),
         bias,
+        allowance: FILE_BASE_BYTES
+            .saturating_add(FILE_BYTES_PER_INPUT_BYTE.saturating_mul(obj.data.len() as u64)),
+        input_len: obj.data.len() as u64,
         skipped: Default::default(),
     };
+    let plt = plt_ranges(obj);
     let compact = compact_entries(obj, cfi_arch, layout, warnings);
     if source.eh_frame.data.is_empty() && source.debug_frame.data.is_empty() && compact.is_empty() {
         return None;
@@ -172,7 +214,15 @@ pub fn extract(
     let bases = source.bases();
     let mut fdes = Vec::new();
     let eh = source.configure_eh(EhFrame::from(source.reader(&source.eh_frame.data)));
-    collect(&eh, &bases, Source::EhFrame, layout, &mut fdes, warnings);
+    collect(
+        &eh,
+        &bases,
+        Source::EhFrame,
+        layout,
+        &plt,
+        &mut fdes,
+        warnings,
+    );
     let debug_frame =
         source.configure_debug(DebugFrame::from(source.reader(&source.debug_frame.data)));
     collect(
@@ -180,6 +230,7 @@ pub fn extract(
         &bases,
         Source::DebugFrame,
         layout,
+        &plt,
         &mut fdes,
         warnings,
     );
@@ -275,12 +326,47 @@ fn compact_entries(
     out
 }
 
+/// The address ranges of the PLT sections (lazy-binding stubs), the only code whose
+/// unwind rules may read the program counter. Only sections with their bytes in the file
+/// count, up to the file's size in all: a crafted header cannot claim terabytes of PLT.
+fn plt_ranges(obj: &Object) -> Vec<(u64, u64)> {
+    const NAMES: [&str; 8] = [
+        ".plt",
+        ".plt.sec",
+        ".plt.got",
+        ".plt.bnd",
+        ".iplt",
+        "__stubs",
+        "__stub_helper",
+        "__auth_stubs",
+    ];
+    let mut budget = obj.data.len() as u64;
+    let mut out = Vec::new();
+    for section in obj.file.sections() {
+        if !section.name().is_ok_and(|n| NAMES.contains(&n)) {
+            continue;
+        }
+        let Some((_, size)) = section.file_range() else {
+            continue;
+        };
+        if size > budget {
+            break;
+        }
+        budget -= size;
+        if let Some(end) = section.address().checked_add(size) {
+            out.push((section.address(), end));
+        }
+    }
+    out
+}
+
 /// Indexes the FDEs of one section that cover code.
 fn collect<'a, S: UnwindSection<R<'a>>>(
     section: &S,
     bases: &BaseAddresses,
     source: Source,
     layout: &Layout,
+    plt: &[(u64, u64)],
     out: &mut Vec<FdeRef>,
     warnings: &mut Warnings,
 ) {
@@ -330,11 +416,23 @@ fn collect<'a, S: UnwindSection<R<'a>>>(
         {
             continue;
         }
+        let in_plt = start
+            .checked_add(len)
+            .is_some_and(|end| plt.iter().any(|&(lo, hi)| lo <= start && end <= hi));
+        let input = (fde.entry_len() as u64)
+            .saturating_add((fde.cie().entry_len() as u64).min(MAX_CIE_ALLOWANCE));
+        let mut allowance =
+            FDE_BASE_BYTES.saturating_add(FDE_BYTES_PER_INPUT_BYTE.saturating_mul(input));
+        if in_plt {
+            allowance = allowance.saturating_add(plt_rows(len).saturating_mul(PLT_ROW_BYTES));
+        }
         out.push(FdeRef {
             start,
             len,
             source,
             offset: fde.offset(),
+            in_plt,
+            allowance,
         });
     }
     if bad > 0 {
@@ -373,14 +471,28 @@ impl CfiSource {
     /// Writes every FDE as STACK CFI records.
     pub fn write(&self, w: &mut dyn Write) -> io::Result<()> {
         let mut skipped = Vec::new();
-        for chunk in self.items.chunks(CHUNK) {
+        let mut written = 0u64;
+        let mut rest = &self.items[..];
+        'chunks: while !rest.is_empty() {
+            // Rendered at once: up to CHUNK functions whose allowances stay within
+            // CHUNK_BYTES, so that memory is bounded whatever each may write.
+            let mut n = 1;
+            let mut total = rest[0].allowance();
+            while n < rest.len()
+                && n < CHUNK
+                && total.saturating_add(rest[n].allowance()) <= CHUNK_BYTES
+            {
+                total += rest[n].allowance();
+                n += 1;
+            }
+            let (chunk, tail) = rest.split_at(n);
             // Rendered in parallel into one buffer per function, written in address order.
             let rendered: Vec<Result<Vec<u8>, String>> = chunk
                 .par_iter()
                 .map(|item| {
                     let mut buf = Vec::with_capacity(256);
                     let result = match item {
-                        Item::Fde(f) => self.write_fde(f, &mut buf),
+                        Item::Fde(f) => self.write_fde(f, f.allowance, &mut buf),
                         Item::Compact(c, indirect) => self.write_compact(c, *indirect, &mut buf),
                     };
                     match result {
@@ -390,15 +502,29 @@ impl CfiSource {
                     }
                 })
                 .collect();
-            for (item, r) in chunk.iter().zip(rendered) {
+            for (i, (item, r)) in chunk.iter().zip(rendered).enumerate() {
                 match r {
-                    Ok(buf) => w.write_all(&buf)?,
+                    Ok(buf) if written + buf.len() as u64 > self.allowance => {
+                        // Decided in address order, so the cut is the same on every run.
+                        skipped.push(format!(
+                            "STACK CFI stops at the function at {:#x}: {written} bytes written, near the most a {}-byte file may produce; the {} functions from there have no CFI",
+                            item.start(),
+                            self.input_len,
+                            rest.len() - i
+                        ));
+                        break 'chunks;
+                    }
+                    Ok(buf) => {
+                        written += buf.len() as u64;
+                        w.write_all(&buf)?;
+                    }
                     Err(why) => skipped.push(format!(
                         "STACK CFI for the function at {:#x}: {why}; its CFI is left out",
                         item.start()
                     )),
                 }
             }
+            rest = tail;
         }
         *self.skipped.lock().unwrap_or_else(|e| e.into_inner()) = skipped;
         Ok(())
@@ -437,7 +563,7 @@ impl CfiSource {
         Ok(())
     }
 
-    fn write_fde(&self, f: &FdeRef, w: &mut dyn Write) -> Result<(), FdeError> {
+    fn write_fde(&self, f: &FdeRef, cap: u64, w: &mut Vec<u8>) -> Result<(), FdeError> {
         let bases = self.bases();
         match f.source {
             Source::EhFrame => {
@@ -445,25 +571,30 @@ impl CfiSource {
                 let fde = s
                     .fde_from_offset(&bases, f.offset.into(), |s, b, o| s.cie_from_offset(b, o))
                     .map_err(|e| FdeError::Skip(e.to_string()))?;
-                self.render(&s, &bases, &fde, w)
+                self.render(&s, &bases, &fde, f.in_plt, cap, w)
             }
             Source::DebugFrame => {
                 let s = self.configure_debug(DebugFrame::from(self.reader(&self.debug_frame.data)));
                 let fde = s
                     .fde_from_offset(&bases, f.offset.into(), |s, b, o| s.cie_from_offset(b, o))
                     .map_err(|e| FdeError::Skip(e.to_string()))?;
-                self.render(&s, &bases, &fde, w)
+                self.render(&s, &bases, &fde, f.in_plt, cap, w)
             }
         }
     }
 
-    /// Runs an FDE's program and writes its INIT record and one record per change.
+    /// Runs an FDE's program and writes its INIT record and one record per change, at
+    /// most `cap` bytes of them. Rules that read the program counter are expanded address
+    /// by address, only in a PLT (`in_plt`).
+    #[allow(clippy::too_many_arguments)]
     fn render<'a, S: UnwindSection<R<'a>>>(
         &self,
         section: &S,
         bases: &BaseAddresses,
         fde: &FrameDescriptionEntry<R<'a>>,
-        w: &mut dyn Write,
+        in_plt: bool,
+        cap: u64,
+        w: &mut Vec<u8>,
     ) -> Result<(), FdeError> {
         let cie = fde.cie();
         let ra = cie.return_address_register().0;
@@ -488,6 +619,7 @@ impl CfiSource {
         .map_err(FdeError::Skip)?;
         let initial = state.clone();
         let mut rows: Vec<(u64, u64, RuleSet)> = Vec::new();
+        let mut too_many = false;
         let mut program = fde.instructions(section, bases);
         let range = (fde.initial_address(), fde.end_address());
         vm::run(
@@ -496,9 +628,20 @@ impl CfiSource {
             &mut state,
             Some(&initial),
             Some(range),
-            &mut |start, end, rules| rows.push((start, end, rules.clone())),
+            &mut |start, end, rules| {
+                if rows.len() < MAX_ROWS_PER_FDE {
+                    rows.push((start, end, rules.clone()));
+                } else {
+                    too_many = true;
+                }
+            },
         )
         .map_err(FdeError::Skip)?;
+        if too_many {
+            return Err(FdeError::Skip(format!("more than {MAX_ROWS_PER_FDE} rows")));
+        }
+        let plt_limit = plt_rows(fde.len());
+        let mut plt_expanded = 0u64;
 
         let cx = Renderer {
             arch: self.arch,
@@ -517,15 +660,24 @@ impl CfiSource {
             let expanded = match cx.rules(section, &rules, None) {
                 Ok(r) => vec![(start, r)],
                 Err(expr::ExprError::NeedsPc) => {
-                    if end - start > MAX_PC_EXPANSION {
+                    // Real rules read the program counter only in PLTs, whose entries
+                    // they describe a few rows each; anywhere else, expanding them
+                    // address by address is how a crafted table becomes gigabytes.
+                    if !in_plt {
                         return Err(FdeError::Skip(
-                            "an address-dependent rule spans too much code".into(),
+                            "a rule reads the program counter outside a PLT section".into(),
                         ));
                     }
                     let mut v: Vec<(u64, Rendered)> = Vec::new();
                     for pc in start..end {
                         let r = cx.rules(section, &rules, Some(pc)).map_err(skip)?;
                         if v.last().is_none_or(|(_, last)| *last != r) {
+                            plt_expanded += 1;
+                            if plt_expanded > plt_limit {
+                                return Err(FdeError::Skip(format!(
+                                    "its program-counter-dependent rules change more than once per {PLT_BYTES_PER_ROW} bytes, unlike any PLT's"
+                                )));
+                            }
                             v.push((pc, r));
                         }
                     }
@@ -567,7 +719,12 @@ impl CfiSource {
                     continue;
                 }
                 line.push('\n');
-                w.write_all(line.as_bytes())?;
+                w.extend_from_slice(line.as_bytes());
+                if w.len() as u64 > cap {
+                    return Err(FdeError::Skip(format!(
+                        "its STACK CFI would exceed {cap} bytes, {FDE_BYTES_PER_INPUT_BYTE} per byte of its CIE and FDE"
+                    )));
+                }
                 prev = current;
             }
         }
@@ -588,6 +745,11 @@ fn push_hex(line: &mut String, v: u64) {
     use std::fmt::Write as _;
     // Writing into a String cannot fail.
     let _ = write!(line, "{v:x}");
+}
+
+/// How many rows a PLT FDE covering `len` bytes may have.
+fn plt_rows(len: u64) -> u64 {
+    len / PLT_BYTES_PER_ROW + 16
 }
 
 fn skip(e: expr::ExprError) -> FdeError {
@@ -686,5 +848,68 @@ impl Renderer {
             }
         }
         Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn source(input: &crate::load::Input) -> CfiSource {
+        let obj = Object::parse(input).unwrap();
+        let layout = crate::identity::layout(&obj);
+        let mut w = Warnings::default();
+        extract(&obj, None, "x86_64", &layout, layout.load_address, &mut w).unwrap()
+    }
+
+    fn input(fixture: &str) -> crate::load::Input {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("fixtures/bin")
+            .join(fixture);
+        crate::load::Input::open(&path).unwrap()
+    }
+
+    #[test]
+    fn a_file_stops_writing_cfi_at_its_allowance() {
+        let input = input("x86_64/cpp-gcc-O2-dwarf5");
+        let mut cfi = source(&input);
+        let mut all = Vec::new();
+        cfi.write(&mut all).unwrap();
+        assert!(cfi.skipped().is_empty());
+        // Room for about half: whole functions are written up to it, then none.
+        cfi.allowance = all.len() as u64 / 2;
+        let mut cut = Vec::new();
+        cfi.write(&mut cut).unwrap();
+        assert!(all.starts_with(&cut));
+        assert!(
+            cut.len() as u64 <= cfi.allowance && cut.len() as u64 + 512 > cfi.allowance,
+            "{} of {} bytes, allowance {}",
+            cut.len(),
+            all.len(),
+            cfi.allowance
+        );
+        let text = String::from_utf8(cut).unwrap();
+        assert!(text.ends_with('\n'));
+        let skipped = cfi.skipped();
+        assert_eq!(skipped.len(), 1, "{skipped:?}");
+        assert!(skipped[0].contains("STACK CFI stops"), "{skipped:?}");
+    }
+
+    #[test]
+    fn allowances_follow_the_input() {
+        let input = input("x86_64/cpp-gcc-O2-dwarf5");
+        let cfi = source(&input);
+        assert_eq!(
+            cfi.allowance,
+            FILE_BASE_BYTES + FILE_BYTES_PER_INPUT_BYTE * input.bytes().len() as u64
+        );
+        for item in &cfi.items {
+            let Item::Fde(f) = item else { continue };
+            assert!(f.allowance > FDE_BASE_BYTES, "{f:?}");
+            // Each real FDE writes well under its allowance.
+            let mut buf = Vec::new();
+            cfi.write_fde(f, f.allowance, &mut buf).ok().unwrap();
+            assert!((buf.len() as u64) < f.allowance / 4, "{f:?}: {}", buf.len());
+        }
     }
 }

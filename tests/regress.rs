@@ -1,0 +1,75 @@
+//! Crafted inputs that once made dumpsyms blow up, one test each, named after what it
+//! caught. The inputs are in fixtures/regress (rebuilt by its make.sh). Each is dumped
+//! through the command line, as a user meets it.
+
+mod common;
+
+use std::process::Command;
+
+use common::*;
+
+/// Runs `dumpsyms -v` on a regression input: (exit status, stdout, stderr).
+fn dump(name: &str) -> (bool, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_dumpsyms"))
+        .arg("-v")
+        .arg(fixtures().join("regress").join(name))
+        .output()
+        .unwrap();
+    (
+        out.status.success(),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+/// 200 functions of 60,000 bytes whose CFA rule reads the program counter: expanded
+/// address by address it was 461 MB of STACK CFI from a 19 KB file.
+#[test]
+fn program_counter_rules_outside_a_plt_are_not_expanded() {
+    let (ok, sym, err) = dump("pc-rule-in-code");
+    assert!(ok, "{err}");
+    parse(&sym);
+    assert!(sym.len() < 64 << 10, "{} bytes of output", sym.len());
+    assert!(
+        !sym.contains("STACK CFI"),
+        "no rule can be written for them"
+    );
+    let left_out = err
+        .lines()
+        .filter(|l| l.contains("reads the program counter outside a PLT section"))
+        .count();
+    assert_eq!(left_out, 200, "{err}");
+}
+
+/// The same rule in a 16 KiB `.plt`: a PLT, but whose rules change at every byte (a real
+/// one changes twice per 16-byte entry). It was 590 KB of output from 25 KB.
+#[test]
+fn a_plt_whose_rules_change_at_every_byte_is_left_out() {
+    let (ok, sym, err) = dump("pc-rule-in-plt");
+    assert!(ok, "{err}");
+    parse(&sym);
+    assert!(!sym.contains("STACK CFI INIT 1000 "), "{sym}");
+    assert!(
+        err.contains("change more than once per 4 bytes, unlike any PLT's"),
+        "{err}"
+    );
+}
+
+/// Real PLTs are still expanded: in the x86_64 fixture's 0x60-byte lazy-binding `.plt`
+/// (at 0x1020), each 16-byte entry gets a rule at its start and one after its `push`
+/// (readelf's `frames-interp` gives one expression for the whole FDE).
+#[test]
+fn real_plts_are_still_expanded() {
+    let sym = dump_text(
+        &fixtures().join("bin/x86_64/unwind-gcc-O2"),
+        &dumpsyms::Options::default(),
+    );
+    let plt: Vec<&str> = sym
+        .lines()
+        .skip_while(|l| !l.starts_with("STACK CFI INIT 1020 60 "))
+        .take_while(|l| !l.starts_with("STACK CFI INIT ") || l.starts_with("STACK CFI INIT 1020 "))
+        .collect();
+    assert_eq!(plt.len(), 12, "{plt:#?}");
+    assert!(plt.contains(&"STACK CFI 103b .cfa: $rsp 16 +"), "{plt:#?}");
+    assert!(plt.contains(&"STACK CFI 1040 .cfa: $rsp 8 +"), "{plt:#?}");
+}
