@@ -77,7 +77,32 @@ struct FuncDraft {
 struct Drafts {
     funcs: Vec<FuncDraft>,
     ranges: Vec<(u64, u64)>,
+    /// How many ranges `ranges` may hold (see [`MAX_RANGES_PER_UNIT_BYTE`]).
+    ranges_limit: usize,
+    /// Bounds that were reached, for one warning each.
+    ranges_cut: bool,
+    depth_cut: bool,
 }
+
+/// Bounds on what one unit may expand to, so that a few bytes of crafted DWARF cannot
+/// become gigabytes of records; each is far above what real compilers produce (the
+/// largest values seen on a Debian system's /usr/lib and /usr/bin, ceph-osd, vmlinux and
+/// Mozilla's dump_syms are noted).
+///
+/// Address ranges kept for a unit's DIEs: this many per byte of the unit, plus
+/// [`BASE_RANGES`]. Range lists are shared, so without a bound every DIE of a unit could
+/// name the same list of a million ranges. Real units need well under one per byte.
+const MAX_RANGES_PER_UNIT_BYTE: usize = 4;
+const BASE_RANGES: usize = 1 << 16;
+/// FUNC records (contiguous ranges) of one function. Real maximum: a handful (hot and
+/// cold parts); each FUNC re-clips every inlined call, so this bounds that work too.
+const MAX_PIECES_PER_FUNCTION: usize = 4096;
+/// Nesting of inlined calls. Real maximum: 46 (ceph-osd).
+const MAX_INLINE_DEPTH: u32 = 512;
+/// Line records written for a unit: this many per row of its line table, plus
+/// [`BASE_RANGES`]. Each row belongs to one function unless functions overlap, which only
+/// damaged or crafted DWARF does at scale.
+const MAX_LINES_PER_ROW: usize = 2;
 
 impl Drafts {
     fn ranges(&self, span: Span) -> &[(u64, u64)] {
@@ -353,12 +378,28 @@ fn build<'a>(
     };
     out.dies.strings = dwarf.debug_str.reader().slice();
     out.dies.sup_strings = dwarf.sup().map_or(&[], |s| s.debug_str.reader().slice());
-    let mut drafts = Drafts::default();
+    let mut drafts = Drafts {
+        ranges_limit: BASE_RANGES.saturating_add(
+            MAX_RANGES_PER_UNIT_BYTE.saturating_mul(unit.header.length_including_self()),
+        ),
+        ..Drafts::default()
+    };
     // The walk's unit offsets are relative to the unit's header.
     let first = start - unit.header.offset().0;
     if let Err(e) = walk(&walk_cx, unit, first, &mut out.dies, &mut drafts) {
         out.warnings.push(format!(
             "compilation unit at {start:#x}: {e}; the rest of this unit is skipped"
+        ));
+    }
+    if drafts.ranges_cut {
+        out.warnings.push(format!(
+            "compilation unit at {start:#x}: its DIEs name more than {} address ranges (range lists shared many times over); the DIEs after that have none",
+            drafts.ranges_limit
+        ));
+    }
+    if drafts.depth_cut {
+        out.warnings.push(format!(
+            "compilation unit at {start:#x}: inlined calls nested more than {MAX_INLINE_DEPTH} deep; the deeper ones are left out"
         ));
     }
     if drafts.funcs.is_empty() || cx.index_only {
@@ -384,9 +425,25 @@ fn build<'a>(
         .then(|| unit.line_program.as_ref().map(|p| p.header().clone()))
         .flatten();
     let mut split_files = split_header.as_ref().map(|h| FileTable::new(unit, Some(h)));
+    let lines_limit = BASE_RANGES.saturating_add(MAX_LINES_PER_ROW.saturating_mul(rows.len()));
+    let mut lines_total = 0usize;
+    let (mut pieces_cut, mut lines_cut) = (false, false);
     for f in &drafts.funcs {
-        for &(lo, hi) in drafts.ranges(f.ranges) {
-            let lines = clip_lines(&rows, lo, hi, |i| files.slot(cx.dwarf, line_unit, i));
+        let ranges = drafts.ranges(f.ranges);
+        if ranges.len() > MAX_PIECES_PER_FUNCTION {
+            pieces_cut = true;
+        }
+        for &(lo, hi) in ranges.iter().take(MAX_PIECES_PER_FUNCTION) {
+            let mut lines = if lines_total < lines_limit {
+                clip_lines(&rows, lo, hi, |i| files.slot(cx.dwarf, line_unit, i))
+            } else {
+                Vec::new()
+            };
+            lines_total += lines.len();
+            if lines_total > lines_limit {
+                lines_cut = true;
+                lines.clear();
+            }
             let inlines = clip_sites(&f.sites, &drafts, lo, hi, |i| match &mut split_files {
                 Some(t) => i
                     .and_then(|i| t.slot(dwarf, unit, i))
@@ -407,6 +464,16 @@ fn build<'a>(
                 inlines,
             });
         }
+    }
+    if pieces_cut {
+        out.warnings.push(format!(
+            "compilation unit at {start:#x}: a function in more than {MAX_PIECES_PER_FUNCTION} separate ranges; only the first are written"
+        ));
+    }
+    if lines_cut {
+        out.warnings.push(format!(
+            "compilation unit at {start:#x}: its functions overlap so much that their line records would exceed {lines_limit} ({MAX_LINES_PER_ROW} per line-table row); the functions after that have none"
+        ));
     }
     // The split table's slots follow the line table's.
     let base = files.paths.len() as u32;
@@ -503,10 +570,12 @@ fn walk<'a>(
                     Ctx::None => (None, None),
                 };
                 let origin = reference(cx, start, facts.abstract_origin);
-                if let (Some(func), Some(origin)) = (func, origin) {
-                    let ranges = die_ranges(cx, unit, &facts, &mut drafts.ranges)?;
+                let depth = parent_depth.map_or(0, |d| d + 1);
+                if depth > MAX_INLINE_DEPTH {
+                    drafts.depth_cut = true;
+                } else if let (Some(func), Some(origin)) = (func, origin) {
+                    let ranges = die_ranges(cx, unit, &facts, drafts)?;
                     if ranges.0 < ranges.1 {
-                        let depth = parent_depth.map_or(0, |d| d + 1);
                         let call_file = facts.call_file.and_then(|v| match v {
                             AttributeValue::FileIndex(i) => Some(i),
                             other => other.udata_value(),
@@ -547,7 +616,7 @@ fn walk<'a>(
                 });
                 scope = (dies.dies.len() - 1) as u32;
                 if kind == ScopeKind::Function {
-                    let ranges = die_ranges(cx, unit, &facts, &mut drafts.ranges)?;
+                    let ranges = die_ranges(cx, unit, &facts, drafts)?;
                     ctx = if ranges.0 == ranges.1 {
                         Ctx::None
                     } else {
@@ -674,12 +743,16 @@ fn die_ranges(
     cx: &Context<'_, '_>,
     unit: &gimli::Unit<R<'_>>,
     facts: &Facts<'_>,
-    arena: &mut Vec<(u64, u64)>,
+    drafts: &mut Drafts,
 ) -> gimli::Result<Span> {
-    let begin = arena.len();
-    let out = arena;
+    let begin = drafts.ranges.len();
+    let (out, limit, cut) = (&mut drafts.ranges, drafts.ranges_limit, &mut drafts.ranges_cut);
     let mut keep = |lo: u64, hi: u64| {
-        if lo >= hi || unit.header.is_tombstone_address(lo) {
+        if lo >= hi || unit.header.is_tombstone_address(lo) || *cut {
+            return;
+        }
+        if out.len() >= limit {
+            *cut = true;
             return;
         }
         if lo == 0 && cx.layout.code_spans.is_empty() {
@@ -707,6 +780,10 @@ fn die_ranges(
         if let Some(high) = high {
             keep(low, high);
         }
+    }
+    if *cut {
+        // The DIE that reached the bound gets no ranges rather than some of them.
+        out.truncate(begin);
     }
     let mine = &mut out[begin..];
     if mine.len() > 1 {
