@@ -79,12 +79,17 @@ pub fn find(
 /// The `.gnu_debuglink` file name and CRC32.
 fn debuglink(obj: &Object) -> Option<(String, u32)> {
     let data = obj.file.section_by_name(".gnu_debuglink")?.data().ok()?;
+    parse_debuglink(data, obj.is_big_endian())
+}
+
+/// Reads a `.gnu_debuglink` section: file name, NUL, padding, CRC32.
+pub(crate) fn parse_debuglink(data: &[u8], big_endian: bool) -> Option<(String, u32)> {
     let nul = data.iter().position(|&b| b == 0)?;
     let name = String::from_utf8_lossy(&data[..nul]).into_owned();
     // The CRC follows the name, its NUL and padding to a 4-byte boundary.
     let at = (nul + 1).next_multiple_of(4);
     let bytes: [u8; 4] = data.get(at..at + 4)?.try_into().ok()?;
-    let crc = if obj.is_big_endian() {
+    let crc = if big_endian {
         u32::from_be_bytes(bytes)
     } else {
         u32::from_le_bytes(bytes)

@@ -12,6 +12,8 @@ pub mod debugfile;
 pub mod demangle;
 pub mod dwarf;
 pub mod error;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod identity;
 pub mod load;
 pub mod module;
@@ -91,10 +93,26 @@ pub fn architectures(path: &Path) -> Result<Vec<String>, Error> {
 pub fn dump(path: &Path, opts: &Options) -> Result<Dump, Error> {
     // A .dSYM bundle stands for the DWARF file inside it.
     let resolved = debugfile::resolve_dsym_bundle(path)?;
-    let path = resolved.as_path();
-    let input = load::Input::open(path)?;
-    let obj = load::Object::parse_arch(&input, opts.arch.as_deref())?;
+    let input = load::Input::open(&resolved)?;
+    dump_input(&input, opts, true)
+}
+
+/// Dumps a file held in memory, as [`dump`] dumps one on disk; `name` stands for its path
+/// in messages and gives the module name. Nothing on disk is read: no separate debug
+/// file, `.dwo`/`.dwp` file or dwz alternate file is looked for, so the result depends
+/// on the bytes alone (what fuzzing and services dumping uploads need).
+pub fn dump_bytes(name: &str, bytes: Vec<u8>, opts: &Options) -> Result<Dump, Error> {
+    let input = load::Input::from_bytes(PathBuf::from(name), bytes);
+    dump_input(&input, opts, false)
+}
+
+/// Dumps `input`; `on_disk`: whether companion files are looked for beside it.
+fn dump_input(input: &load::Input, opts: &Options, on_disk: bool) -> Result<Dump, Error> {
+    let path = input.path();
+    let obj = load::Object::parse_arch(input, opts.arch.as_deref())?;
+    // Written into the MODULE record: a newline in a file name would end it early.
     let name = opts.name.clone().unwrap_or_else(|| basename(path));
+    let name = demangle::sanitize(&name).unwrap_or_else(|| "unnamed".into());
     let mut identity = identity::identity(&obj, name);
     if let Some(os) = &opts.os {
         identity.os = os.clone();
@@ -117,6 +135,7 @@ pub fn dump(path: &Path, opts: &Options) -> Result<Dump, Error> {
     // identity, layout and the runtime's unwind tables from the binary itself.
     let macho = obj.file.format() == object::BinaryFormat::MachO;
     let debug = match (debugfile::lacks_dwarf(&obj), macho) {
+        _ if !on_disk => None,
         (false, _) => None,
         (true, true) => debugfile::find_dsym(&obj, path, &opts.debug_dirs, identity.arch)?,
         (true, false) => debugfile::find(&obj, path, &opts.debug_dirs, &mut warnings),
@@ -146,6 +165,7 @@ pub fn dump(path: &Path, opts: &Options) -> Result<Dump, Error> {
         binary: path.to_path_buf(),
         debug_file: debug.as_ref().map(|d| d.path.clone()),
         debug_dirs: opts.debug_dirs.clone(),
+        on_disk,
     };
     let functions = dwarf::extract(
         dwarf_source,

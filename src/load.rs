@@ -133,6 +133,22 @@ pub struct SectionStream<'a> {
     pub size: u64,
 }
 
+impl<'a> SectionStream<'a> {
+    /// Inflates zlib `data`, a part of `input`, which says it inflates to `size` bytes.
+    pub(crate) fn zlib(input: &'a Input, data: &'a [u8], size: u64) -> Self {
+        let reader = ReleasingReader {
+            input,
+            data,
+            pos: 0,
+            released: 0,
+        };
+        SectionStream {
+            inflater: flate2::read::ZlibDecoder::new(reader),
+            size,
+        }
+    }
+}
+
 impl Read for SectionStream<'_> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         self.inflater.read(buf)
@@ -319,16 +335,11 @@ impl<'a> Object<'a> {
                     && c.uncompressed_size
                         <= (self.data.len() as u64).saturating_mul(MAX_DECOMPRESSION_RATIO) =>
             {
-                let reader = ReleasingReader {
-                    input: self.input,
-                    data: c.data,
-                    pos: 0,
-                    released: 0,
-                };
-                SectionBytes::Stream(Box::new(SectionStream {
-                    inflater: flate2::read::ZlibDecoder::new(reader),
-                    size: c.uncompressed_size,
-                }))
+                SectionBytes::Stream(Box::new(SectionStream::zlib(
+                    self.input,
+                    c.data,
+                    c.uncompressed_size,
+                )))
             }
             _ => SectionBytes::Whole(self.section_data(name, warnings)),
         }

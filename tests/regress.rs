@@ -73,3 +73,29 @@ fn real_plts_are_still_expanded() {
     assert!(plt.contains(&"STACK CFI 103b .cfa: $rsp 16 +"), "{plt:#?}");
     assert!(plt.contains(&"STACK CFI 1040 .cfa: $rsp 8 +"), "{plt:#?}");
 }
+
+/// Found by the `dump` fuzz target: a line table whose directory and file names hold
+/// newlines and other control characters. Written as they were, each newline started a
+/// bogus record inside the FILE record.
+#[test]
+fn control_characters_in_file_paths_stay_inside_their_record() {
+    let (ok, sym, err) = dump("control-characters-in-file-paths");
+    assert!(ok, "{err}");
+    let sym = parse(&sym);
+    assert!(!sym.files.is_empty());
+    for name in sym.files.values() {
+        assert!(!name.contains(|c: char| c.is_control()), "{name:?}");
+    }
+    // And through the library's in-memory entry point, as the fuzzer ran it.
+    let bytes = std::fs::read(fixtures().join("regress/control-characters-in-file-paths")).unwrap();
+    dumpsyms::fuzzing::dump(&bytes);
+}
+
+/// Found by the `dwarf_expression` fuzz target: `DW_OP_shr` by a negative amount (a huge
+/// unsigned one) overflowed the shift and panicked in builds with overflow checks.
+#[test]
+fn a_negative_shift_in_a_cfa_expression_shifts_everything_out() {
+    let bytes =
+        std::fs::read(fixtures().join("regress/negative-shift-in-cfa-expression.expr")).unwrap();
+    dumpsyms::fuzzing::dwarf_expression(&bytes);
+}

@@ -151,7 +151,7 @@ impl<'h, 'a> FileTable<'h, 'a> {
             return s;
         }
         let path = self.path_of(dwarf, unit, index);
-        let slot = path.map(|p| self.push(p));
+        let slot = path.and_then(|p| self.push(p));
         self.slots.insert(index, slot);
         slot
     }
@@ -161,14 +161,16 @@ impl<'h, 'a> FileTable<'h, 'a> {
     pub(crate) fn primary_slot(&mut self) -> Option<u32> {
         if self.primary_slot.is_none() {
             let p = self.primary.clone()?;
-            self.primary_slot = Some(self.push(p));
+            self.primary_slot = self.push(p);
         }
         self.primary_slot
     }
 
-    fn push(&mut self, path: String) -> u32 {
-        self.paths.push(path);
-        (self.paths.len() - 1) as u32
+    /// A slot for `path`, made writable in a FILE record (a newline in a crafted path
+    /// would start a record of its own); `None` when nothing of it is left.
+    fn push(&mut self, path: String) -> Option<u32> {
+        self.paths.push(crate::demangle::sanitize(&path)?);
+        Some((self.paths.len() - 1) as u32)
     }
 
     fn path_of(

@@ -13,6 +13,22 @@ mod stream;
 mod sup;
 mod unit;
 
+pub(crate) use stream::split_streamed;
+
+/// Reads `data` as `.gnu_debugaltlink` and as `.debug_sup` (both flags): the path each
+/// names. For the fuzz targets.
+pub(crate) fn parse_link(data: &[u8]) -> Vec<String> {
+    [
+        sup::parse_debugaltlink(data),
+        sup::parse_debug_sup(data, false),
+        sup::parse_debug_sup(data, true),
+    ]
+    .into_iter()
+    .flatten()
+    .map(|l| l.path)
+    .collect()
+}
+
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::OnceLock;
@@ -156,6 +172,7 @@ pub fn extract(
     // dwz: the alternate file holding the DIEs and strings several debug files share.
     let source_path = paths.debug_file.as_deref().unwrap_or(&paths.binary);
     let alt = sup::alt_link(obj)
+        .filter(|_| paths.on_disk)
         .and_then(|link| sup::find(&link, source_path, &paths.debug_dirs, warnings));
     let alt_obj = alt
         .as_ref()

@@ -18,6 +18,9 @@ pub struct SplitPaths {
     pub debug_file: Option<PathBuf>,
     /// Extra directories to search.
     pub debug_dirs: Vec<PathBuf>,
+    /// Whether companion files (`.dwo`, `.dwp`, dwz's alternate file) are looked for on
+    /// disk; not for a file dumped from memory.
+    pub on_disk: bool,
 }
 
 /// A loaded `.dwo` file: its sections, owned.
@@ -95,6 +98,9 @@ pub fn load_dwo(path: &Path, warnings: &mut Warnings) -> Option<DwoFile> {
 
 /// Loads the first `.dwp` package found: `<binary>.dwp`, then `<debug file>.dwp`.
 pub fn find_dwp(paths: &SplitPaths, warnings: &mut Warnings) -> Option<DwpFile> {
+    if !paths.on_disk {
+        return None;
+    }
     let mut candidates = vec![with_suffix(&paths.binary, ".dwp")];
     if let Some(debug) = &paths.debug_file {
         candidates.push(with_suffix(debug, ".dwp"));
@@ -117,6 +123,9 @@ fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
 pub fn dwo_candidates(comp_dir: Option<&str>, dwo_name: &str, paths: &SplitPaths) -> Vec<PathBuf> {
     let name = Path::new(dwo_name);
     let mut out = Vec::new();
+    if !paths.on_disk {
+        return out;
+    }
     match comp_dir {
         Some(dir) if name.is_relative() => out.push(Path::new(dir).join(name)),
         _ => out.push(name.to_path_buf()),

@@ -271,6 +271,32 @@ impl Budget {
     }
 }
 
+/// Splits `data`, the bytes of a `.debug_info` section, into units the way a
+/// zlib-compressed section is: compressed here, then inflated as a stream and cut as it
+/// arrives. For the fuzz targets: returns each unit's offset and length.
+pub(crate) fn split_streamed(data: &[u8]) -> Vec<(usize, usize)> {
+    use std::io::Write as _;
+    let mut zlib = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::fast());
+    // Writing to a Vec cannot fail.
+    let _ = zlib.write_all(data);
+    let compressed = zlib.finish().unwrap_or_default();
+    let input = Input::from_bytes("<fuzz>".into(), compressed);
+    let stream = crate::load::SectionStream::zlib(&input, input.bytes(), data.len() as u64);
+    let visit = Visit {
+        endian: RunTimeEndian::Little,
+        want: &|_| true,
+        work: &|chunk: UnitChunk<'_>| (chunk.offset, chunk.data.len()),
+    };
+    let mut warnings = Warnings::default();
+    map_units(
+        SectionBytes::Stream(Box::new(stream)),
+        &input,
+        &visit,
+        &mut warnings,
+    )
+    .0
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -27,13 +27,18 @@ pub fn alt_link(obj: &Object) -> Option<AltLink> {
         .section_by_name(".gnu_debugaltlink")
         .and_then(|s| s.data().ok())
     {
-        let nul = data.iter().position(|&b| b == 0)?;
-        return Some(AltLink {
-            path: String::from_utf8_lossy(&data[..nul]).into_owned(),
-            build_id: data[nul + 1..].to_vec(),
-        });
+        return parse_debugaltlink(data);
     }
     debug_sup(obj, false)
+}
+
+/// Reads a `.gnu_debugaltlink` section: path, NUL, build ID.
+pub(crate) fn parse_debugaltlink(data: &[u8]) -> Option<AltLink> {
+    let nul = data.iter().position(|&b| b == 0)?;
+    Some(AltLink {
+        path: String::from_utf8_lossy(&data[..nul]).into_owned(),
+        build_id: data[nul + 1..].to_vec(),
+    })
 }
 
 /// The `.debug_sup` of `obj` if its is_supplementary flag is `supplementary`: in a file
@@ -41,6 +46,11 @@ pub fn alt_link(obj: &Object) -> Option<AltLink> {
 /// its own checksum (which dwz writes instead of a build ID).
 fn debug_sup(obj: &Object, supplementary: bool) -> Option<AltLink> {
     let data = obj.file.section_by_name(".debug_sup")?.data().ok()?;
+    parse_debug_sup(data, supplementary)
+}
+
+/// Reads a `.debug_sup` section whose is_supplementary flag is `supplementary`.
+pub(crate) fn parse_debug_sup(data: &[u8], supplementary: bool) -> Option<AltLink> {
     // version (2 bytes), is_supplementary (1 byte)
     if data.get(2) != Some(&u8::from(supplementary)) {
         return None;

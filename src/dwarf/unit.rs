@@ -746,7 +746,11 @@ fn die_ranges(
     drafts: &mut Drafts,
 ) -> gimli::Result<Span> {
     let begin = drafts.ranges.len();
-    let (out, limit, cut) = (&mut drafts.ranges, drafts.ranges_limit, &mut drafts.ranges_cut);
+    let (out, limit, cut) = (
+        &mut drafts.ranges,
+        drafts.ranges_limit,
+        &mut drafts.ranges_cut,
+    );
     let mut keep = |lo: u64, hi: u64| {
         if lo >= hi || unit.header.is_tombstone_address(lo) || *cut {
             return;

@@ -269,11 +269,14 @@ fn fold_constant<R: Reader>(
         Operation::Mod => binary(stack, |a, b| {
             (a as u64).checked_rem(b as u64).map(|v| v as i64)
         }),
-        Operation::Shl => binary(stack, |a, b| {
-            Some(if b >= 64 { 0 } else { a.wrapping_shl(b as u32) })
-        }),
+        // Shift amounts are unsigned in DWARF: a "negative" one is huge, shifting all out.
+        Operation::Shl => binary(stack, |a, b| Some(if b as u64 >= 64 { 0 } else { a << b })),
         Operation::Shr => binary(stack, |a, b| {
-            Some(if b >= 64 { 0 } else { ((a as u64) >> b) as i64 })
+            Some(if b as u64 >= 64 {
+                0
+            } else {
+                ((a as u64) >> b) as i64
+            })
         }),
         Operation::Shra => binary(stack, |a, b| Some(a.wrapping_shr(b.clamp(0, 63) as u32))),
         Operation::Eq => binary(stack, |a, b| Some(i64::from(a == b))),

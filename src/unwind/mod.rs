@@ -211,44 +211,12 @@ pub fn extract(
     if source.eh_frame.data.is_empty() && source.debug_frame.data.is_empty() && compact.is_empty() {
         return None;
     }
-    let bases = source.bases();
-    let mut fdes = Vec::new();
-    let eh = source.configure_eh(EhFrame::from(source.reader(&source.eh_frame.data)));
-    collect(
-        &eh,
-        &bases,
-        Source::EhFrame,
-        layout,
-        &plt,
-        &mut fdes,
-        warnings,
-    );
-    let debug_frame =
-        source.configure_debug(DebugFrame::from(source.reader(&source.debug_frame.data)));
-    collect(
-        &debug_frame,
-        &bases,
-        Source::DebugFrame,
-        layout,
-        &plt,
-        &mut fdes,
-        warnings,
-    );
-    // By address, then `.eh_frame` first, so that a function both sections describe is
-    // written once, from `.eh_frame`, and the output order is fixed.
-    fdes.sort_by_key(|f| (f.start, f.source));
-    let mut kept: Vec<FdeRef> = Vec::with_capacity(fdes.len());
-    for f in fdes {
-        if kept.last().is_some_and(|p| f.start < p.start + p.len) {
-            continue;
-        }
-        kept.push(f);
-    }
+    let kept = source.index(layout, &plt, warnings);
     // Compact entries for functions no FDE describes (an FDE's rows are more precise
     // than the one rule of a compact encoding), merged in address order.
     let covered = |start: u64| {
         let i = kept.partition_point(|f| f.start <= start);
-        i > 0 && start < kept[i - 1].start + kept[i - 1].len
+        i > 0 && start < kept[i - 1].start.saturating_add(kept[i - 1].len)
     };
     let compact: Vec<Item> = compact
         .into_iter()
@@ -441,6 +409,47 @@ fn collect<'a, S: UnwindSection<R<'a>>>(
 }
 
 impl CfiSource {
+    /// The FDEs of both sections that cover code, by address, without overlaps.
+    fn index(&self, layout: &Layout, plt: &[(u64, u64)], warnings: &mut Warnings) -> Vec<FdeRef> {
+        let bases = self.bases();
+        let mut fdes = Vec::new();
+        let eh = self.configure_eh(EhFrame::from(self.reader(&self.eh_frame.data)));
+        collect(
+            &eh,
+            &bases,
+            Source::EhFrame,
+            layout,
+            plt,
+            &mut fdes,
+            warnings,
+        );
+        let debug_frame =
+            self.configure_debug(DebugFrame::from(self.reader(&self.debug_frame.data)));
+        collect(
+            &debug_frame,
+            &bases,
+            Source::DebugFrame,
+            layout,
+            plt,
+            &mut fdes,
+            warnings,
+        );
+        // By address, then `.eh_frame` first, so that a function both sections describe
+        // is written once, from `.eh_frame`, and the output order is fixed.
+        fdes.sort_by_key(|f| (f.start, f.source));
+        let mut kept: Vec<FdeRef> = Vec::with_capacity(fdes.len());
+        for f in fdes {
+            if kept
+                .last()
+                .is_some_and(|p| f.start < p.start.saturating_add(p.len))
+            {
+                continue;
+            }
+            kept.push(f);
+        }
+        kept
+    }
+
     fn bases(&self) -> BaseAddresses {
         BaseAddresses::default()
             .set_eh_frame(self.eh_frame.address)
@@ -849,6 +858,102 @@ impl Renderer {
         }
         Ok(out)
     }
+}
+
+/// Indexes and renders `data` as a whole `.eh_frame` (or `.debug_frame`) section of a
+/// little-endian `arch` image whose code is everywhere and the first 64 KiB of it a PLT:
+/// the STACK CFI it gives and the FDEs left out. For the fuzz targets (see
+/// [`crate::fuzzing`]).
+pub(crate) fn render_section(
+    data: &[u8],
+    debug_frame: bool,
+    arch: CfiArch,
+) -> (Vec<u8>, Vec<String>) {
+    let section = SectionCopy {
+        data: data.to_vec(),
+        address: 0x1000,
+    };
+    let mut source = CfiSource {
+        arch,
+        endian: RunTimeEndian::Little,
+        address_size: if matches!(arch, CfiArch::X86 | CfiArch::Ppc) {
+            4
+        } else {
+            8
+        },
+        eh_frame: if debug_frame {
+            SectionCopy::default()
+        } else {
+            section.clone()
+        },
+        debug_frame: if debug_frame {
+            section
+        } else {
+            SectionCopy::default()
+        },
+        text_address: 0x1000,
+        got_address: 0,
+        items: Vec::new(),
+        bias: 0,
+        allowance: FILE_BASE_BYTES
+            .saturating_add(FILE_BYTES_PER_INPUT_BYTE.saturating_mul(data.len() as u64)),
+        input_len: data.len() as u64,
+        skipped: Default::default(),
+    };
+    let layout = Layout {
+        load_address: 0,
+        code_spans: Vec::new(),
+    };
+    let mut warnings = Warnings::default();
+    source.items = source
+        .index(&layout, &[(0, 1 << 16)], &mut warnings)
+        .into_iter()
+        .map(Item::Fde)
+        .collect();
+    let mut out = Vec::new();
+    // Writing to a Vec cannot fail.
+    let _ = source.write(&mut out);
+    let mut notes = warnings.0;
+    notes.extend(source.skipped());
+    (out, notes)
+}
+
+/// Translates `expr` as a CFA or register rule of `arch`, at `pc` if given. For the fuzz
+/// targets.
+pub(crate) fn translate_expression(expr: &[u8], arch: CfiArch, pc: Option<u64>) -> Option<String> {
+    let cx = expr::ExprContext {
+        arch,
+        numbering: Numbering::Gcc,
+        encoding: Encoding {
+            format: gimli::Format::Dwarf32,
+            version: 4,
+            address_size: if matches!(arch, CfiArch::X86 | CfiArch::Ppc) {
+                4
+            } else {
+                8
+            },
+        },
+        pc,
+    };
+    let expr = gimli::Expression(EndianSlice::new(expr, RunTimeEndian::Little));
+    let cfa = expr::translate(expr, &cx, false).ok();
+    let rule = expr::translate(expr, &cx, true).ok();
+    cfa.or(rule)
+}
+
+/// Decodes `data` as a Mach-O `__unwind_info` section and every entry's encoding for
+/// each architecture compact unwind has. For the fuzz targets.
+pub(crate) fn decode_compact(data: &[u8]) -> usize {
+    let Ok(entries) = compact::entries(data, 0x1_0000_0000) else {
+        return 0;
+    };
+    let mut decoded = 0;
+    for e in &entries {
+        for arch in [CfiArch::X86, CfiArch::X86_64, CfiArch::Arm64] {
+            decoded += usize::from(compact::decode(arch, e.encoding, |_| Some(e.encoding)).is_ok());
+        }
+    }
+    decoded
 }
 
 #[cfg(test)]

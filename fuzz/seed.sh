@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Seeds fuzz/corpus/<target> from the repository's fixtures (nothing is committed twice).
+# Needs llvm-objcopy (Debian's llvm package) to cut sections out of ELF and Mach-O files.
+set -euo pipefail
+cd "$(dirname "$0")"
+fixtures=../fixtures
+objcopy=$(command -v llvm-objcopy || ls /usr/bin/llvm-objcopy-* 2>/dev/null | head -1 || true)
+mkdir -p corpus/{dump,unwind_section,dwarf_expression,compact_unwind,link_sections,debug_info_stream}
+
+tmp=$(mktemp)
+out=$(mktemp)
+trap 'rm -f "$tmp" "$out"' EXIT
+
+# A section's bytes, or nothing.
+section() {
+    [ -n "$objcopy" ] || return 0
+    rm -f "$tmp"
+    "$objcopy" --dump-section "$2=$tmp" "$1" "$out" 2>/dev/null && cat "$tmp" || true
+}
+
+# Whole files: every fixture binary and regression input up to 256 KiB.
+find "$fixtures/bin" "$fixtures/extra" "$fixtures/regress" "$fixtures/macho" -type f -size -256k |
+    while read -r f; do
+        case "$f" in *.sh | *.tsv | *.cfi | *.uuid | *.unwind | *.txt) continue ;; esac
+        cp "$f" "corpus/dump/$(echo "${f#$fixtures/}" | tr / _)"
+    done
+
+# Unwind sections with the architecture byte the target expects (see fuzzing.rs).
+for arch_dir in "$fixtures"/bin/*; do
+    case "$(basename "$arch_dir")" in
+        x86_64) pick=0 ;; i686) pick=2 ;; aarch64) pick=4 ;; ppc) pick=6 ;; ppc64 | ppc64le) pick=8 ;;
+        *) continue ;;
+    esac
+    for f in "$arch_dir"/*; do
+        name=$(basename "$arch_dir")-$(basename "$f")
+        { printf "\\x$(printf %02x $pick)"; section "$f" .eh_frame; } > "corpus/unwind_section/$name-eh"
+        { printf "\\x$(printf %02x $((pick + 1)))"; section "$f" .debug_frame; } > "corpus/unwind_section/$name-debug"
+        section "$f" .debug_info > "corpus/debug_info_stream/$name"
+    done
+done
+find corpus/unwind_section corpus/debug_info_stream -size -2c -delete
+
+# Compact unwind from the Mach-O fixtures.
+for f in "$fixtures"/macho/mac-*-O[02]; do
+    section "$f" __TEXT,__unwind_info > "corpus/compact_unwind/$(basename "$f")"
+done
+find corpus/compact_unwind -size 0 -delete
+
+# Companion-file links.
+section "$fixtures/extra/debuglink/c-gcc-O2-dwarf5" .gnu_debuglink > corpus/link_sections/debuglink
+section "$fixtures/extra/dwz4/cpp-gcc-O2-dwarf4" .gnu_debugaltlink > corpus/link_sections/altlink
+section "$fixtures/extra/dwz5/cpp-gcc-O2-dwarf5" .debug_sup > corpus/link_sections/sup
+find corpus/link_sections -size 0 -delete
+
+# Expressions real tables use: x86_64's PLT rule, a stack realignment, a register rule.
+printf '\x00\x77\x08\x80\x00\x3f\x1a\x3b\x2a\x33\x24\x22' > corpus/dwarf_expression/plt
+printf '\x01\x75\x00\x06' > corpus/dwarf_expression/deref
+printf '\x02\x70\x10\x06\x23\x08' > corpus/dwarf_expression/arm64
+for t in corpus/*; do echo "$(basename "$t"): $(ls "$t" | wc -l) seeds"; done

@@ -1,0 +1,162 @@
+//! Entry points for the fuzz targets in `fuzz/`: each hands arbitrary bytes to one parser
+//! this crate wrote itself (the container and DWARF parsing are object's and gimli's, and
+//! fuzzed there) and checks what must hold of the result, so that a fuzzer finds wrong
+//! output as well as panics. Not a stable API.
+
+use crate::unwind::CfiArch;
+
+/// Bytes of STACK CFI a section of `len` bytes may give (see `unwind`'s allowances).
+fn cfi_allowance(len: usize) -> usize {
+    (1 << 20) + 16 * len
+}
+
+/// Every line must be a STACK CFI record.
+fn check_stack_cfi(text: &[u8]) {
+    let text = std::str::from_utf8(text).expect("STACK CFI is not UTF-8");
+    for line in text.lines() {
+        assert!(
+            line.starts_with("STACK CFI "),
+            "not a STACK CFI record: {line:?}"
+        );
+        assert!(!line.ends_with(' '), "trailing space: {line:?}");
+    }
+    assert!(text.is_empty() || text.ends_with('\n'));
+}
+
+/// The first byte picks the architecture and the section kind; the rest is a whole
+/// `.eh_frame` (or `.debug_frame`) section: CIE and FDE parsing, the CFA program VM,
+/// expression translation and the output bounds.
+pub fn unwind_section(data: &[u8]) {
+    let Some((&pick, section)) = data.split_first() else {
+        return;
+    };
+    const ARCHES: [CfiArch; 6] = [
+        CfiArch::X86_64,
+        CfiArch::X86,
+        CfiArch::Arm64,
+        CfiArch::Ppc,
+        CfiArch::Ppc64,
+        CfiArch::X86_64,
+    ];
+    let arch = ARCHES[usize::from(pick >> 1) % ARCHES.len()];
+    let (out, _) = crate::unwind::render_section(section, pick & 1 == 1, arch);
+    check_stack_cfi(&out);
+    assert!(
+        out.len() <= cfi_allowance(section.len()),
+        "{} bytes of STACK CFI from a {}-byte section",
+        out.len(),
+        section.len()
+    );
+}
+
+/// A DWARF expression as a CFA or register rule, with and without a program counter.
+pub fn dwarf_expression(data: &[u8]) {
+    let Some((&pick, expr)) = data.split_first() else {
+        return;
+    };
+    let arch = [
+        CfiArch::X86_64,
+        CfiArch::X86,
+        CfiArch::Arm64,
+        CfiArch::Ppc64,
+    ][usize::from(pick) % 4];
+    for pc in [None, Some(0x1234)] {
+        if let Some(postfix) = crate::unwind::translate_expression(expr, arch, pc) {
+            assert!(!postfix.contains('\n'), "{postfix:?}");
+            assert!(!postfix.is_empty());
+            // A postfix expression is at most a few tokens per operation.
+            assert!(postfix.len() <= 64 * (expr.len() + 1), "{postfix:?}");
+        }
+    }
+}
+
+/// A Mach-O `__unwind_info` section, with every entry's encoding decoded.
+pub fn compact_unwind(data: &[u8]) {
+    crate::unwind::decode_compact(data);
+}
+
+/// The sections naming companion files: `.gnu_debuglink`, `.gnu_debugaltlink`,
+/// `.debug_sup`.
+pub fn link_sections(data: &[u8]) {
+    for big_endian in [false, true] {
+        if let Some((name, _)) = crate::debugfile::parse_debuglink(data, big_endian) {
+            // It names a file beside the binary: never a path.
+            assert!(!name.is_empty() && !name.contains('/'));
+        }
+    }
+    let _ = crate::dwarf::parse_link(data);
+}
+
+/// A `.debug_info` section cut into units as it streams out of zlib: the units are in
+/// order, do not overlap and lie within the section.
+pub fn debug_info_stream(data: &[u8]) {
+    let units = crate::dwarf::split_streamed(data);
+    let mut end = 0;
+    for (offset, len) in units {
+        assert!(offset >= end, "units overlap");
+        end = offset + len;
+        assert!(end <= data.len(), "a unit past the section's end");
+    }
+}
+
+/// A whole dump of a file held in memory, with inlines; a dump that succeeds must write
+/// only well-formed records.
+pub fn dump(data: &[u8]) {
+    let opts = crate::Options {
+        inlines: true,
+        multiple_field: true,
+        ..Default::default()
+    };
+    let Ok(dump) = crate::dump_bytes("fuzz-input", data.to_vec(), &opts) else {
+        return;
+    };
+    let mut out = Vec::new();
+    crate::write_module(&dump.module, &mut out).expect("writing to memory");
+    let text = std::str::from_utf8(&out).expect("the symbol file is not UTF-8");
+    for line in text.lines() {
+        let known = [
+            "MODULE ",
+            "INFO ",
+            "FILE ",
+            "INLINE_ORIGIN ",
+            "FUNC ",
+            "INLINE ",
+            "PUBLIC ",
+            "STACK ",
+        ]
+        .iter()
+        .any(|k| line.starts_with(k))
+            || line.starts_with(|c: char| c.is_ascii_hexdigit());
+        assert!(known, "not a record: {line:?}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The targets on real input: each fixture whole, and its unwind sections alone.
+    #[test]
+    fn targets_accept_real_input() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/bin/x86_64");
+        let bytes = std::fs::read(dir.join("unwind-gcc-O2")).unwrap();
+        dump(&bytes);
+        let file = object::File::parse(&*bytes).unwrap();
+        use object::{Object as _, ObjectSection as _};
+        let eh = file.section_by_name(".eh_frame").unwrap().data().unwrap();
+        let mut input = vec![0u8];
+        input.extend_from_slice(eh);
+        unwind_section(&input);
+        let (out, skipped) = crate::unwind::render_section(eh, false, CfiArch::X86_64);
+        assert!(out.len() > 1000 && skipped.is_empty(), "{skipped:?}");
+        let info = file.section_by_name(".debug_info");
+        if let Some(info) = info {
+            let data = info.data().unwrap();
+            debug_info_stream(data);
+            assert!(!crate::dwarf::split_streamed(data).is_empty());
+        }
+        dwarf_expression(&[0, 0x77, 0x08, 0x80, 0x00, 0x22]);
+        link_sections(b"app.debug\0\0\0\x01\x02\x03\x04");
+        compact_unwind(&[1, 0, 0, 0]);
+    }
+}
