@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Seeds fuzz/corpus/<target> from the repository's fixtures (nothing is committed twice).
-# Needs llvm-objcopy (Debian's llvm package) to cut sections out of ELF and Mach-O files.
+# Sections are cut out with llvm-objcopy (ELF and Mach-O) or GNU objcopy (ELF only).
 set -euo pipefail
 cd "$(dirname "$0")"
 fixtures=../fixtures
-objcopy=$(command -v llvm-objcopy || ls /usr/bin/llvm-objcopy-* 2>/dev/null | head -1 || true)
+# llvm-objcopy reads Mach-O too; GNU objcopy (binutils) is enough for the ELF seeds.
+objcopy=$(command -v llvm-objcopy || command -v objcopy || true)
 mkdir -p corpus/{dump,unwind_section,dwarf_expression,compact_unwind,link_sections,debug_info_stream}
 
 tmp=$(mktemp)
