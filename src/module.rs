@@ -343,7 +343,7 @@ fn distinct_names(syms: &[&Symbol]) -> usize {
 
 fn covered(funcs: &[Function], addr: u64) -> bool {
     let i = funcs.partition_point(|f| f.address <= addr);
-    i > 0 && addr < funcs[i - 1].address + funcs[i - 1].size
+    i > 0 && addr < funcs[i - 1].address.saturating_add(funcs[i - 1].size)
 }
 
 /// Keeps the used entries of `names`, sorted, in `out`; returns old id -> new id.

@@ -52,43 +52,60 @@ pub fn entries(data: &[u8], image_base: u64) -> Result<Vec<CompactEntry>, String
     // (function offset, encoding), from the second-level pages.
     let mut found: Vec<(u32, u32)> = Vec::new();
     let mut end_of_last = None;
+    let mut pages = std::collections::HashSet::new();
     for i in 0..index_count {
         let entry = index_offset
             .checked_add(i.checked_mul(12).ok_or_else(|| bad("index too large"))?)
             .ok_or_else(|| bad("index too large"))?;
         let function_offset = u32_at(data, entry).ok_or_else(|| bad("truncated index"))?;
-        let page = u32_at(data, entry + 4).ok_or_else(|| bad("truncated index"))? as usize;
+        let page =
+            u32_at(data, entry.saturating_add(4)).ok_or_else(|| bad("truncated index"))? as usize;
         if page == 0 {
             // The sentinel: the end of the last function.
             end_of_last = Some(function_offset);
             continue;
         }
+        // Each page is read once: index entries of a crafted section could all name the
+        // same full page and make a few KB into millions of entries.
+        if !pages.insert(page) {
+            continue;
+        }
         match u32_at(data, page) {
             Some(2) => {
                 // Regular page: (function offset, encoding) pairs.
-                let first = u16_at(data, page + 4).ok_or_else(|| bad("truncated page"))? as usize;
-                let count = u16_at(data, page + 6).ok_or_else(|| bad("truncated page"))? as usize;
+                let first = u16_at(data, page.saturating_add(4))
+                    .ok_or_else(|| bad("truncated page"))? as usize;
+                let count = u16_at(data, page.saturating_add(6))
+                    .ok_or_else(|| bad("truncated page"))? as usize;
                 for k in 0..count {
-                    let at = page + first + 8 * k;
+                    let at = page.saturating_add(first).saturating_add(8 * k);
                     let f = u32_at(data, at).ok_or_else(|| bad("truncated page"))?;
-                    let e = u32_at(data, at + 4).ok_or_else(|| bad("truncated page"))?;
+                    let e =
+                        u32_at(data, at.saturating_add(4)).ok_or_else(|| bad("truncated page"))?;
                     found.push((f, e));
                 }
             }
             Some(3) => {
                 // Compressed page: 24-bit offset from the index entry, 8-bit encoding
                 // index into the common encodings, then the page's own.
-                let first = u16_at(data, page + 4).ok_or_else(|| bad("truncated page"))? as usize;
-                let count = u16_at(data, page + 6).ok_or_else(|| bad("truncated page"))? as usize;
-                let own = u16_at(data, page + 8).ok_or_else(|| bad("truncated page"))? as usize;
+                let first = u16_at(data, page.saturating_add(4))
+                    .ok_or_else(|| bad("truncated page"))? as usize;
+                let count = u16_at(data, page.saturating_add(6))
+                    .ok_or_else(|| bad("truncated page"))? as usize;
+                let own = u16_at(data, page.saturating_add(8))
+                    .ok_or_else(|| bad("truncated page"))? as usize;
                 for k in 0..count {
-                    let word =
-                        u32_at(data, page + first + 4 * k).ok_or_else(|| bad("truncated page"))?;
+                    let word = u32_at(data, page.saturating_add(first).saturating_add(4 * k))
+                        .ok_or_else(|| bad("truncated page"))?;
                     let index = (word >> 24) as usize;
                     let encoding = if index < common_count {
                         common(index)
                     } else {
-                        u32_at(data, page + own + 4 * (index - common_count))
+                        u32_at(
+                            data,
+                            page.saturating_add(own)
+                                .saturating_add(4 * (index - common_count)),
+                        )
                     }
                     .ok_or_else(|| bad("encoding index out of range"))?;
                     found.push((function_offset.wrapping_add(word & 0x00FF_FFFF), encoding));
@@ -107,8 +124,11 @@ pub fn entries(data: &[u8], image_base: u64) -> Result<Vec<CompactEntry>, String
             continue;
         }
         out.push(CompactEntry {
-            start: image_base + u64::from(f),
-            end: image_base + u64::from(next),
+            // Wrapping, as addresses do: a crafted base near the top of the address
+            // space must not overflow (the entry then lies outside the code and is
+            // dropped).
+            start: image_base.wrapping_add(u64::from(f)),
+            end: image_base.wrapping_add(u64::from(next)),
             encoding,
         });
     }

@@ -261,10 +261,10 @@ fn compact_entries(
         }
     };
     let read_u32 = |address: u64| -> Option<u32> {
-        let s = obj
-            .file
-            .sections()
-            .find(|s| s.address() <= address && address + 4 <= s.address() + s.size())?;
+        let s = obj.file.sections().find(|s| {
+            s.address() <= address
+                && address.saturating_add(4) <= s.address().saturating_add(s.size())
+        })?;
         let bytes = s.data().ok()?;
         let at = usize::try_from(address - s.address()).ok()?;
         Some(u32::from_le_bytes(bytes.get(at..at + 4)?.try_into().ok()?))
@@ -278,7 +278,7 @@ fn compact_entries(
         let stack_indirect = matches!(arch, CfiArch::X86 | CfiArch::X86_64)
             && e.encoding & 0x0F00_0000 == 0x0300_0000;
         let indirect = if stack_indirect {
-            read_u32(e.start + u64::from((e.encoding >> 16) & 0xFF))
+            read_u32(e.start.wrapping_add(u64::from((e.encoding >> 16) & 0xFF)))
         } else {
             None
         };
@@ -563,7 +563,7 @@ impl CfiSource {
             w,
             "STACK CFI INIT {:x} {:x}",
             c.start.wrapping_sub(self.bias),
-            c.end - c.start
+            c.end.wrapping_sub(c.start)
         )?;
         for (name, value) in rules {
             write!(w, " {name}: {value}")?;
