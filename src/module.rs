@@ -159,7 +159,9 @@ impl Module {
                 // (`f` and `f.constprop.0`) are one function.
                 let multiple = dwarf_names > 1 || distinct_names(&syms_here) > 1;
                 let name = match first.name {
-                    Some(n) if first.name_from_linkage => n,
+                    Some(n) if first.name_from_linkage => {
+                        version_alias(&syms_here).filter(|a| *a != n).unwrap_or(n)
+                    }
                     // GCC gives no linkage name to functions in anonymous namespaces: the
                     // name built from the DIE tree lacks the parameter list every other
                     // C++ FUNC has. The mangled symbol at the same address has it.
@@ -167,7 +169,9 @@ impl Module {
                         .iter()
                         .filter(|s| s.is_mangled())
                         .find_map(|s| s.display_name().filter(|d| *d != s.raw))
-                        .map_or(n, |d| strip_clone_suffixes(&d).to_string()),
+                        .map(|d| strip_clone_suffixes(&d).to_string())
+                        .or_else(|| extern_c_name(&n, &syms_here))
+                        .unwrap_or(n),
                     None => syms_here
                         .iter()
                         .find_map(|s| s.display_name())
@@ -318,6 +322,39 @@ fn usage(
 
 /// `f(int) [clone .constprop.0] [clone .cold]` -> `f(int)`: the symbol of a GCC clone
 /// names a part of the source function, and FUNC names the source function.
+/// The name a library exports a C++ function under when it renames it with a symbol
+/// version: libstdc++'s compatibility shims are compiled as `std::istream::ignoreXX(long)`
+/// and exported as `_ZNSi6ignoreEl@GLIBCXX_3.4`; people look for `ignore`. The default
+/// version (`@@`) is preferred; `None` without versioned C++ symbols.
+fn version_alias(syms: &[&Symbol]) -> Option<String> {
+    syms.iter()
+        .filter_map(|s| {
+            let (base, version) = s.versioned();
+            (!version.is_empty() && base.starts_with("_Z"))
+                .then_some((!version.starts_with("@@"), base))
+        })
+        .min()
+        .and_then(|(_, base)| {
+            crate::demangle::sanitize(&crate::demangle::demangle(
+                base,
+                crate::demangle::Lang::Other,
+            ))
+        })
+        .filter(|d| !d.starts_with("_Z"))
+}
+
+/// An `extern "C"` function declared in a namespace: DWARF names it
+/// `__cxxabiv1::__cxa_vec_new3`, but it has C linkage, and its symbol (what every other
+/// tool shows) is the bare `__cxa_vec_new3`.
+fn extern_c_name(qualified: &str, syms: &[&Symbol]) -> Option<String> {
+    let (_, last) = qualified.rsplit_once("::")?;
+    // A C symbol's GCC clone suffix (`__cxa_vec_cleanup.cold`) starts at its first dot:
+    // C identifiers have none.
+    syms.iter()
+        .any(|s| !s.is_mangled() && s.versioned().0.split('.').next() == Some(last))
+        .then(|| last.to_string())
+}
+
 fn strip_clone_suffixes(name: &str) -> &str {
     let mut name = name;
     while let Some(rest) = name.strip_suffix(']') {

@@ -23,9 +23,20 @@ impl Symbol {
         self.raw.starts_with("_Z") || self.raw.starts_with("_R")
     }
 
-    /// The demangled, writable name; `None` when nothing printable is left.
+    /// The demangled, writable name; `None` when nothing printable is left. An ELF
+    /// symbol version (`_ZNSi6ignoreEl@GLIBCXX_3.4`) stays after the demangled name, as
+    /// `c++filt` shows it.
     pub fn display_name(&self) -> Option<String> {
-        sanitize(&demangle(&self.raw, Lang::Other))
+        let (base, version) = self.versioned();
+        sanitize(&(demangle(base, Lang::Other) + version))
+    }
+
+    /// The name and its ELF symbol version (`@VERSION` or `@@VERSION`, else empty).
+    pub fn versioned(&self) -> (&str, &str) {
+        match self.raw.find('@') {
+            Some(i) if i > 0 => self.raw.split_at(i),
+            _ => (&self.raw, ""),
+        }
     }
 }
 

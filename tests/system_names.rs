@@ -89,3 +89,55 @@ fn no_name_cxxfilt_demangles_is_left_mangled() {
     assert!(checked >= 1, "no C++ program found");
     assert!(total > 1000, "only {total} C++ names in all");
 }
+
+/// libstdc++'s own debug build (Debian's libstdc++6-12-dbg), checked against its symbol
+/// table: `extern "C"` functions that DWARF places in `__cxxabiv1` are named by their
+/// symbol, as every other tool shows them, and the compatibility shims compiled as
+/// `ignoreXX` are named as exported (`_ZNSi6ignoreEl@@GLIBCXX_3.4.5`).
+#[test]
+#[ignore = "needs libstdc++6-12-dbg; run by .ci/run"]
+fn libstdcxx_debug_build_names_follow_its_symbols() {
+    use object::{Object as _, ObjectSymbol as _};
+    let path = Path::new("/usr/lib/x86_64-linux-gnu/debug/libstdc++.so.6.0.30");
+    if !path.exists() {
+        println!("{} is not installed; skipped", path.display());
+        return;
+    }
+    let bytes = std::fs::read(path).unwrap();
+    let file = object::File::parse(&*bytes).unwrap();
+    let address_of = |name: &str| {
+        file.symbols()
+            .find(|s| s.name() == Ok(name))
+            .map(|s| s.address())
+            .unwrap_or_else(|| panic!("no symbol {name}"))
+    };
+    let sym = parse(&dump_text(path, &dumpsyms::Options::default()));
+    let func_at = |address: u64| {
+        sym.funcs
+            .iter()
+            .find(|f| f.address == address)
+            .map(|f| f.name.as_str())
+            .unwrap_or_else(|| panic!("no FUNC at {address:#x}"))
+    };
+    for (symbol, name) in [
+        ("__cxa_vec_new3", "__cxa_vec_new3"),
+        ("__cxa_bad_cast", "__cxa_bad_cast"),
+        (
+            "_ZNSi6ignoreEl@@GLIBCXX_3.4.5",
+            "std::istream::ignore(long)",
+        ),
+        (
+            "_ZNSt11char_traitsIcE2eqERKcS2_@GLIBCXX_3.4",
+            "std::char_traits<char>::eq(char const&, char const&)",
+        ),
+    ] {
+        assert_eq!(func_at(address_of(symbol)), name, "{symbol}");
+    }
+    let left: Vec<&str> = sym
+        .funcs
+        .iter()
+        .map(|f| f.name.as_str())
+        .filter(|n| n.starts_with("__cxxabiv1::__cxa_") || n.contains("ignoreXX"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}
