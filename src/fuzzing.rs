@@ -5,11 +5,6 @@
 
 use crate::unwind::CfiArch;
 
-/// Bytes of STACK CFI a section of `len` bytes may give (see `unwind`'s allowances).
-fn cfi_allowance(len: usize) -> usize {
-    (1 << 20) + 16 * len
-}
-
 /// Every line must be a STACK CFI record.
 fn check_stack_cfi(text: &[u8]) {
     let text = std::str::from_utf8(text).expect("STACK CFI is not UTF-8");
@@ -42,7 +37,7 @@ pub fn unwind_section(data: &[u8]) {
     let (out, _) = crate::unwind::render_section(section, pick & 1 == 1, arch);
     check_stack_cfi(&out);
     assert!(
-        out.len() <= cfi_allowance(section.len()),
+        out.len() as u64 <= crate::unwind::file_allowance(section.len() as u64),
         "{} bytes of STACK CFI from a {}-byte section",
         out.len(),
         section.len()

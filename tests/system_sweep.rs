@@ -66,8 +66,7 @@ fn peak_kib(pid: u32) -> Option<i64> {
 /// while it runs (rusage's ru_maxrss would count this process's memory, which the child
 /// shares until it execs), so a peak in its last milliseconds can be missed.
 fn run(path: &Path) -> Run {
-    let out_file = std::env::temp_dir().join(format!("dumpsyms-sweep-{}.sym", std::process::id()));
-    let err_file = out_file.with_extension("err");
+    let (out_file, err_file) = (scratch("sym"), scratch("err"));
     let start = Instant::now();
     let mut child = Command::new(env!("CARGO_BIN_EXE_dumpsyms"))
         .arg("--inlines")
@@ -99,6 +98,19 @@ fn run(path: &Path) -> Run {
         }
         std::thread::sleep(Duration::from_millis(5));
     }
+}
+
+fn print_top(title: &str, runs: &[Run]) {
+    println!("{title}:");
+    for r in runs.iter().take(8) {
+        let (seconds, kib) = (r.seconds, r.peak_kib);
+        println!("  {seconds:>7.2} s  {kib:>8} KiB  {}", r.path.display());
+    }
+}
+
+/// Where this test process's runs write their output.
+fn scratch(extension: &str) -> PathBuf {
+    std::env::temp_dir().join(format!("dumpsyms-sweep-{}.{extension}", std::process::id()))
 }
 
 #[test]
@@ -145,36 +157,16 @@ fn every_elf_file_on_this_machine_dumps_cleanly() {
         }
         runs.push(r);
     }
-    let _ = std::fs::remove_file(
-        std::env::temp_dir().join(format!("dumpsyms-sweep-{}.sym", std::process::id())),
-    );
-    let _ = std::fs::remove_file(
-        std::env::temp_dir().join(format!("dumpsyms-sweep-{}.err", std::process::id())),
-    );
+    let _ = std::fs::remove_file(scratch("sym"));
+    let _ = std::fs::remove_file(scratch("err"));
     println!(
         "{} ELF files: {dumped} dumped, {refused} refused with a message",
         files.len()
     );
     runs.sort_by(|a, b| b.seconds.total_cmp(&a.seconds));
-    println!("slowest:");
-    for r in runs.iter().take(8) {
-        println!(
-            "  {:>7.2} s  {:>8} KiB  {}",
-            r.seconds,
-            r.peak_kib,
-            r.path.display()
-        );
-    }
+    print_top("slowest", &runs);
     runs.sort_by_key(|r| std::cmp::Reverse(r.peak_kib));
-    println!("largest peak memory:");
-    for r in runs.iter().take(8) {
-        println!(
-            "  {:>7.2} s  {:>8} KiB  {}",
-            r.seconds,
-            r.peak_kib,
-            r.path.display()
-        );
-    }
+    print_top("largest peak memory", &runs);
     assert!(
         failures.is_empty(),
         "{} failures:\n{}",

@@ -201,8 +201,7 @@ pub fn extract(
         got_address: obj.file.section_by_name(".got").map_or(0, |s| s.address()),
         items: Vec::new(),
         bias,
-        allowance: FILE_BASE_BYTES
-            .saturating_add(FILE_BYTES_PER_INPUT_BYTE.saturating_mul(obj.data.len() as u64)),
+        allowance: file_allowance(obj.data.len() as u64),
         input_len: obj.data.len() as u64,
         skipped: Default::default(),
     };
@@ -756,6 +755,11 @@ fn push_hex(line: &mut String, v: u64) {
     let _ = write!(line, "{v:x}");
 }
 
+/// Bytes of STACK CFI a file of `input_len` bytes may write.
+pub(crate) fn file_allowance(input_len: u64) -> u64 {
+    FILE_BASE_BYTES.saturating_add(FILE_BYTES_PER_INPUT_BYTE.saturating_mul(input_len))
+}
+
 /// How many rows a PLT FDE covering `len` bytes may have.
 fn plt_rows(len: u64) -> u64 {
     len / PLT_BYTES_PER_ROW + 16
@@ -895,8 +899,7 @@ pub(crate) fn render_section(
         got_address: 0,
         items: Vec::new(),
         bias: 0,
-        allowance: FILE_BASE_BYTES
-            .saturating_add(FILE_BYTES_PER_INPUT_BYTE.saturating_mul(data.len() as u64)),
+        allowance: file_allowance(data.len() as u64),
         input_len: data.len() as u64,
         skipped: Default::default(),
     };
@@ -1004,10 +1007,7 @@ mod tests {
     fn allowances_follow_the_input() {
         let input = input("x86_64/cpp-gcc-O2-dwarf5");
         let cfi = source(&input);
-        assert_eq!(
-            cfi.allowance,
-            FILE_BASE_BYTES + FILE_BYTES_PER_INPUT_BYTE * input.bytes().len() as u64
-        );
+        assert_eq!(cfi.allowance, (1 << 20) + 16 * input.bytes().len() as u64);
         for item in &cfi.items {
             let Item::Fde(f) = item else { continue };
             assert!(f.allowance > FDE_BASE_BYTES, "{f:?}");
