@@ -115,3 +115,12 @@ fn range_lists_shared_by_every_die_are_bounded() {
         "{err}"
     );
 }
+
+/// Found by the `dwarf_expression` fuzz target: 90 bytes of `DW_OP_dup`, `DW_OP_plus`
+/// and `DW_OP_pick` each doubling a symbolic value. Rendered, it was a postfix
+/// expression of 2,736 `.cfa`s, and a few more operations would have made it gigabytes.
+#[test]
+fn a_self_doubling_cfa_expression_is_refused() {
+    let bytes = std::fs::read(fixtures().join("regress/doubling-cfa-expression.expr")).unwrap();
+    dumpsyms::fuzzing::dwarf_expression(&bytes);
+}

@@ -14,6 +14,10 @@ use super::regs::{CfiArch, Numbering};
 /// of operations; damaged ones must not run long.
 const MAX_OPS: usize = 128;
 const MAX_STACK: usize = 64;
+/// Longest postfix one value may render to. `DW_OP_dup` then `DW_OP_plus` doubles a
+/// symbolic value, so a few dozen operations could otherwise spell gigabytes; real
+/// rules are a few dozen bytes.
+const MAX_POSTFIX: usize = 1024;
 
 /// Why an expression has no postfix form.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -220,6 +224,12 @@ pub fn translate<R: Reader>(
                     None => return Err(ExprError::Unsupported(format!("{op:?}"))),
                 }
             }
+        }
+        // Each operation makes at most the top value longer, from values within bounds.
+        if let Some(Value::Linear { base, .. }) = stack.last()
+            && base.len() > MAX_POSTFIX
+        {
+            return unsupported("expression too large");
         }
     }
     match stack.pop() {
