@@ -500,7 +500,7 @@ impl CfiSource {
                 .map(|item| {
                     let mut buf = Vec::with_capacity(256);
                     let result = match item {
-                        Item::Fde(f) => self.write_fde(f, f.allowance, &mut buf),
+                        Item::Fde(f) => self.write_fde(f, &mut buf),
                         Item::Compact(c, indirect) => self.write_compact(c, *indirect, &mut buf),
                     };
                     match result {
@@ -571,7 +571,7 @@ impl CfiSource {
         Ok(())
     }
 
-    fn write_fde(&self, f: &FdeRef, cap: u64, w: &mut Vec<u8>) -> Result<(), FdeError> {
+    fn write_fde(&self, f: &FdeRef, w: &mut Vec<u8>) -> Result<(), FdeError> {
         let bases = self.bases();
         match f.source {
             Source::EhFrame => {
@@ -579,29 +579,27 @@ impl CfiSource {
                 let fde = s
                     .fde_from_offset(&bases, f.offset.into(), |s, b, o| s.cie_from_offset(b, o))
                     .map_err(|e| FdeError::Skip(e.to_string()))?;
-                self.render(&s, &bases, &fde, f.in_plt, cap, w)
+                self.render(&s, &bases, &fde, f, w)
             }
             Source::DebugFrame => {
                 let s = self.configure_debug(DebugFrame::from(self.reader(&self.debug_frame.data)));
                 let fde = s
                     .fde_from_offset(&bases, f.offset.into(), |s, b, o| s.cie_from_offset(b, o))
                     .map_err(|e| FdeError::Skip(e.to_string()))?;
-                self.render(&s, &bases, &fde, f.in_plt, cap, w)
+                self.render(&s, &bases, &fde, f, w)
             }
         }
     }
 
     /// Runs an FDE's program and writes its INIT record and one record per change, at
-    /// most `cap` bytes of them. Rules that read the program counter are expanded address
-    /// by address, only in a PLT (`in_plt`).
-    #[allow(clippy::too_many_arguments)]
+    /// most its allowance in bytes. Rules that read the program counter are expanded
+    /// address by address, only in a PLT.
     fn render<'a, S: UnwindSection<R<'a>>>(
         &self,
         section: &S,
         bases: &BaseAddresses,
         fde: &FrameDescriptionEntry<R<'a>>,
-        in_plt: bool,
-        cap: u64,
+        item: &FdeRef,
         w: &mut Vec<u8>,
     ) -> Result<(), FdeError> {
         let cie = fde.cie();
@@ -671,7 +669,7 @@ impl CfiSource {
                     // Real rules read the program counter only in PLTs, whose entries
                     // they describe a few rows each; anywhere else, expanding them
                     // address by address is how a crafted table becomes gigabytes.
-                    if !in_plt {
+                    if !item.in_plt {
                         return Err(FdeError::Skip(
                             "a rule reads the program counter outside a PLT section".into(),
                         ));
@@ -728,9 +726,10 @@ impl CfiSource {
                 }
                 line.push('\n');
                 w.extend_from_slice(line.as_bytes());
-                if w.len() as u64 > cap {
+                if w.len() as u64 > item.allowance {
                     return Err(FdeError::Skip(format!(
-                        "its STACK CFI would exceed {cap} bytes, {FDE_BYTES_PER_INPUT_BYTE} per byte of its CIE and FDE"
+                        "its STACK CFI would exceed {} bytes, {FDE_BYTES_PER_INPUT_BYTE} per byte of its CIE and FDE",
+                        item.allowance
                     )));
                 }
                 prev = current;
@@ -1013,7 +1012,7 @@ mod tests {
             assert!(f.allowance > FDE_BASE_BYTES, "{f:?}");
             // Each real FDE writes well under its allowance.
             let mut buf = Vec::new();
-            cfi.write_fde(f, f.allowance, &mut buf).ok().unwrap();
+            cfi.write_fde(f, &mut buf).ok().unwrap();
             assert!((buf.len() as u64) < f.allowance / 4, "{f:?}: {}", buf.len());
         }
     }
