@@ -43,6 +43,13 @@ fn dump_bytes(bytes: &[u8], path: &Path, what: &str) -> Result<dumpsyms::Dump, d
     result
 }
 
+/// Where section `name`'s bytes are in the file: (offset, length).
+fn section_range(bytes: &[u8], name: &str) -> (usize, usize) {
+    let file = object::File::parse(bytes).unwrap();
+    let (offset, len) = file.section_by_name(name).unwrap().file_range().unwrap();
+    (offset as usize, len as usize)
+}
+
 const VICTIMS: [&str; 5] = [
     "x86_64/cpp-gcc-O2-dwarf5",
     "aarch64/c-clang-O2-dwarf4",
@@ -133,14 +140,9 @@ fn damage_inside_a_streamed_compressed_debug_info_never_panics() {
         "extra/compressed/lto-zlib",
     ] {
         let bytes = std::fs::read(fixtures().join(victim)).unwrap();
-        let file = object::File::parse(&*bytes).unwrap();
-        let (start, len) = file
-            .section_by_name(".debug_info")
-            .and_then(|s| s.file_range())
-            .unwrap();
-        drop(file);
+        let (start, len) = section_range(&bytes, ".debug_info");
         // Past Elf64_Chdr (24 bytes): only the zlib stream itself is damaged.
-        let (start, len) = (start as usize + 24, len as usize - 24);
+        let (start, len) = (start + 24, len - 24);
         let out = scratch(&format!("zflip-{}", victim.replace('/', "-")));
         let mut named = 0;
         for round in 0..60 {
@@ -164,12 +166,9 @@ fn damage_inside_a_streamed_compressed_debug_info_never_panics() {
 fn absurd_compressed_size_is_refused_not_allocated() {
     let path = fixtures().join("bin/x86_64/c-gcc-O2-dwarf5-zlib");
     let mut bytes = std::fs::read(&path).unwrap();
-    let file = object::File::parse(&*bytes).unwrap();
-    let section = file.section_by_name(".debug_info").unwrap();
-    let (offset, _) = section.file_range().unwrap();
+    let (offset, _) = section_range(&bytes, ".debug_info");
     // Elf64_Chdr: ch_type (4), ch_reserved (4), ch_size (8), ch_addralign (8).
-    let at = offset as usize + 8;
-    drop(file);
+    let at = offset + 8;
     bytes[at..at + 8].copy_from_slice(&(1u64 << 60).to_le_bytes());
     let d = dump_bytes(&bytes, &scratch("huge-chdr"), "huge ch_size").unwrap();
     let warning = d.warnings.0.join("\n");
@@ -188,15 +187,9 @@ fn a_damaged_unit_is_skipped_and_the_others_kept() {
     // the other (util.c) still comes out, with a warning naming the unit.
     let path = fixtures().join("bin/x86_64/c-gcc-O2-dwarf4");
     let mut bytes = std::fs::read(&path).unwrap();
-    let file = object::File::parse(&*bytes).unwrap();
-    let (offset, _) = file
-        .section_by_name(".debug_info")
-        .unwrap()
-        .file_range()
-        .unwrap();
-    drop(file);
+    let (offset, _) = section_range(&bytes, ".debug_info");
     // DWARF 4 header: unit_length (4), version (2), abbrev offset (4), address size (1).
-    bytes[offset as usize + 11] = 0x7f;
+    bytes[offset + 11] = 0x7f;
     let d = dump_bytes(&bytes, &scratch("bad-unit"), "bad first unit").unwrap();
     let names: Vec<&str> = d.module.functions.iter().map(|f| f.name.as_str()).collect();
     assert!(
@@ -285,17 +278,6 @@ fn unknown_macho_cpu_type_is_a_clear_error() {
     assert!(e.to_string().contains("unknown Mach-O CPU type"), "{e}");
 }
 
-/// Where section `index`'s header is in a little-endian ELF64 file.
-fn section_header_at(bytes: &[u8], sh_type: u32) -> usize {
-    let shoff = u64::from_le_bytes(bytes[0x28..0x30].try_into().unwrap()) as usize;
-    let entsize = u16::from_le_bytes(bytes[0x3a..0x3c].try_into().unwrap()) as usize;
-    let count = u16::from_le_bytes(bytes[0x3c..0x3e].try_into().unwrap()) as usize;
-    (0..count)
-        .map(|i| shoff + i * entsize)
-        .find(|&h| u32::from_le_bytes(bytes[h + 4..h + 8].try_into().unwrap()) == sh_type)
-        .expect("no such section")
-}
-
 #[test]
 fn an_unreadable_line_table_loses_only_line_records() {
     let path = fixtures().join("bin/x86_64/c-gcc-O2-dwarf4");
@@ -306,15 +288,9 @@ fn an_unreadable_line_table_loses_only_line_records() {
     )
     .unwrap();
     let mut bytes = std::fs::read(&path).unwrap();
-    let file = object::File::parse(&*bytes).unwrap();
-    let (offset, _) = file
-        .section_by_name(".debug_line")
-        .unwrap()
-        .file_range()
-        .unwrap();
-    drop(file);
+    let (offset, _) = section_range(&bytes, ".debug_line");
     // The first line program's version (after its 4-byte unit_length): no such DWARF.
-    bytes[offset as usize + 4] = 0x63;
+    bytes[offset + 4] = 0x63;
     let d = dump_bytes(&bytes, &scratch("bad-line"), "bad line table").unwrap();
     let names = |d: &dumpsyms::Dump| -> Vec<String> {
         d.module.functions.iter().map(|f| f.name.clone()).collect()
@@ -355,7 +331,7 @@ fn an_unreadable_symbol_table_loses_only_public_records() {
     .unwrap();
     let mut bytes = std::fs::read(&path).unwrap();
     // SHT_SYMTAB's sh_size (at 0x20 in an ELF64 section header) claims 2^62 bytes.
-    let header = section_header_at(&bytes, 2);
+    let header = section_header_named(&bytes, ".symtab");
     bytes[header + 0x20..header + 0x28].copy_from_slice(&(1u64 << 62).to_le_bytes());
     let d = dump_bytes(&bytes, &scratch("bad-symtab"), "bad symtab").unwrap();
     assert_eq!(d.module.functions.len(), good.module.functions.len());
