@@ -6,7 +6,7 @@ cd "$(dirname "$0")"
 fixtures=../fixtures
 # llvm-objcopy reads Mach-O too; GNU objcopy (binutils) is enough for the ELF seeds.
 objcopy=$(command -v llvm-objcopy || command -v objcopy || true)
-mkdir -p corpus/{dump,unwind_section,dwarf_expression,compact_unwind,link_sections,debug_info_stream}
+mkdir -p corpus/{dump,unwind_section,dwarf_expression,compact_unwind,link_sections,debug_info_stream,exidx}
 
 tmp=$(mktemp)
 out=$(mktemp)
@@ -20,9 +20,9 @@ section() {
 }
 
 # Whole files: every fixture binary and regression input up to 256 KiB.
-find "$fixtures/bin" "$fixtures/extra" "$fixtures/regress" "$fixtures/macho" -type f -size -256k |
+find "$fixtures/bin" "$fixtures/extra" "$fixtures/regress" "$fixtures/macho" "$fixtures/ehabi" -type f -size -256k |
     while read -r f; do
-        case "$f" in *.sh | *.tsv | *.cfi | *.uuid | *.unwind | *.txt) continue ;; esac
+        case "$f" in *.sh | *.tsv | *.cfi | *.uuid | *.unwind | *.txt | *.py | *.readelf | *.llvm-readobj | *.dmp | *.nm) continue ;; esac
         cp "$f" "corpus/dump/$(echo "${f#$fixtures/}" | tr / _)"
     done
 
@@ -30,6 +30,7 @@ find "$fixtures/bin" "$fixtures/extra" "$fixtures/regress" "$fixtures/macho" -ty
 for arch_dir in "$fixtures"/bin/*; do
     case "$(basename "$arch_dir")" in
         x86_64) pick=0 ;; i686) pick=2 ;; aarch64) pick=4 ;; ppc) pick=6 ;; ppc64 | ppc64le) pick=8 ;;
+        arm) pick=10 ;; riscv64) pick=12 ;; mips*) pick=14 ;;
         *) continue ;;
     esac
     for f in "$arch_dir"/*; do
@@ -40,6 +41,17 @@ for arch_dir in "$fixtures"/bin/*; do
     done
 done
 find corpus/unwind_section corpus/debug_info_stream -size -2c -delete
+
+# ARM EHABI tables: the length of .ARM.exidx (two bytes, little-endian), it, .ARM.extab.
+for f in "$fixtures"/ehabi/*-gcc-* "$fixtures"/ehabi/*-clang-* "$fixtures"/bin/arm/*; do
+    case "$(basename "$f")" in *.*) continue ;; esac
+    section "$f" .ARM.exidx > "$out.exidx"
+    n=$(stat -c %s "$out.exidx")
+    [ "$n" -gt 0 ] && [ "$n" -lt 65536 ] || continue
+    { printf "\\x$(printf %02x $((n & 255)))\\x$(printf %02x $((n >> 8)))"; cat "$out.exidx"; section "$f" .ARM.extab; } \
+        > "corpus/exidx/$(basename "$(dirname "$f")")-$(basename "$f")"
+    rm -f "$out.exidx"
+done
 
 # Compact unwind from the Mach-O fixtures.
 for f in "$fixtures"/macho/mac-*-O[02]; do

@@ -25,13 +25,15 @@ pub fn unwind_section(data: &[u8]) {
     let Some((&pick, section)) = data.split_first() else {
         return;
     };
-    const ARCHES: [CfiArch; 6] = [
+    const ARCHES: [CfiArch; 8] = [
         CfiArch::X86_64,
         CfiArch::X86,
         CfiArch::Arm64,
         CfiArch::Ppc,
         CfiArch::Ppc64,
-        CfiArch::X86_64,
+        CfiArch::Arm,
+        CfiArch::Riscv,
+        CfiArch::Mips,
     ];
     let arch = ARCHES[usize::from(pick >> 1) % ARCHES.len()];
     let (out, _) = crate::unwind::render_section(section, pick & 1 == 1, arch);
@@ -61,6 +63,26 @@ pub fn dwarf_expression(data: &[u8]) {
             assert!(!postfix.is_empty());
             // A postfix expression is at most a few tokens per operation.
             assert!(postfix.len() <= 64 * (expr.len() + 1), "{postfix:?}");
+        }
+    }
+}
+
+/// ARM EHABI tables: two bytes giving the length of `.ARM.exidx` (little-endian), that
+/// section, then `.ARM.extab`. Every entry is decoded; each rule set starts with `.cfa`
+/// and `.ra` and is one line.
+pub fn exidx(data: &[u8]) {
+    let Some((len, rest)) = data.split_at_checked(2) else {
+        return;
+    };
+    let len = usize::from(u16::from_le_bytes([len[0], len[1]])).min(rest.len());
+    let (exidx, extab) = rest.split_at(len);
+    for rules in crate::unwind::decode_exidx(exidx, extab) {
+        assert!(rules.len() >= 2 && rules[0].0 == ".cfa" && rules[1].0 == ".ra");
+        for (name, value) in rules {
+            assert!(
+                !value.is_empty() && !value.contains('\n'),
+                "{name}: {value:?}"
+            );
         }
     }
 }

@@ -196,6 +196,44 @@ fn our_name(arch: &str, col: &str) -> String {
                 _ => col.to_string(),
             }
         }
+        // readelf names ARM registers r0-r15 and MIPS registers r0-r31; RISC-V by their
+        // ABI names, as we do.
+        "arm" => match col {
+            "r13" => "sp".into(),
+            "r14" => "lr".into(),
+            "r15" => "pc".into(),
+            c => match c.trim_start_matches('r').parse::<u32>() {
+                Ok(n @ 64..=95) => format!("s{}", n - 64),
+                Ok(n @ 256..=287) => format!("d{}", n - 256),
+                _ => c.to_string(),
+            },
+        },
+        // readelf's RISC-V floating-point names are the ABI's; ours (Breakpad's) are
+        // f0-f31.
+        "riscv64" => {
+            const F: [&str; 32] = [
+                "ft0", "ft1", "ft2", "ft3", "ft4", "ft5", "ft6", "ft7", "fs0", "fs1", "fa0", "fa1",
+                "fa2", "fa3", "fa4", "fa5", "fa6", "fa7", "fs2", "fs3", "fs4", "fs5", "fs6", "fs7",
+                "fs8", "fs9", "fs10", "fs11", "ft8", "ft9", "ft10", "ft11",
+            ];
+            match F.iter().position(|f| *f == col) {
+                Some(n) => format!("f{n}"),
+                None => col.to_string(),
+            }
+        }
+        "mips" | "mipsel" | "mips64" | "mips64el" => {
+            const MIPS: [&str; 32] = [
+                "zero", "at", "v0", "v1", "a0", "a1", "a2", "a3", "t0", "t1", "t2", "t3", "t4",
+                "t5", "t6", "t7", "s0", "s1", "s2", "s3", "s4", "s5", "s6", "s7", "t8", "t9", "k0",
+                "k1", "gp", "sp", "fp", "ra",
+            ];
+            let n: usize = col.trim_start_matches('r').parse().unwrap_or(usize::MAX);
+            match (MIPS.get(n), n) {
+                (Some(name), _) => format!("${name}"),
+                (None, 32..=63) => format!("$f{}", n - 32),
+                _ => col.to_string(),
+            }
+        }
         _ => col.to_string(),
     }
 }
@@ -205,6 +243,9 @@ fn link_register(arch: &str) -> Option<&'static str> {
     match arch {
         "aarch64" => Some("x30"),
         "ppc" | "ppc64" | "ppc64le" => Some("lr"),
+        "arm" => Some("lr"),
+        "riscv64" => Some("ra"),
+        "mips" | "mipsel" | "mips64" | "mips64el" => Some("$ra"),
         _ => None,
     }
 }
@@ -375,7 +416,10 @@ fn stack_cfi_agrees_with_readelf() {
             failed.push(arch.clone());
         }
     }
-    for arch in ["x86_64", "i686", "aarch64", "ppc", "ppc64", "ppc64le"] {
+    for arch in [
+        "x86_64", "i686", "aarch64", "ppc", "ppc64", "ppc64le", "arm", "riscv64", "mips", "mipsel",
+        "mips64", "mips64el",
+    ] {
         assert!(by_arch.contains_key(arch), "no fixtures for {arch}");
     }
     assert!(failed.is_empty(), "below {REQUIRED}: {failed:?}");

@@ -68,9 +68,11 @@ fn module_and_info_records_match_readelf_build_ids() {
             "i686" => "x86",
             "aarch64" => "arm64",
             "ppc64le" => "ppc64",
+            "mipsel" => "mips",
+            "mips64el" => "mips64",
             a => a,
         };
-        let little_endian = !matches!(arch.as_str(), "ppc" | "ppc64");
+        let little_endian = !matches!(arch.as_str(), "ppc" | "ppc64" | "mips" | "mips64");
         assert_eq!(
             lines,
             vec![

@@ -7,32 +7,15 @@
 mod common;
 
 use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use breakpad_symbols::{SimpleSymbolSupplier, Symbolizer};
 use minidump::Minidump;
-use minidump_processor::process_minidump;
 use minidump_unwind::FrameTrust;
 
+use common::walk::{store_symbols, walk};
 use common::*;
-
-/// Writes our symbol file for `binary` into `store` in the layout symbol servers and
-/// rust-minidump's simple supplier use.
-fn store_symbols(binary: &Path, store: &Path, cfi: bool) -> String {
-    let opts = dumpsyms::Options {
-        cfi,
-        ..Default::default()
-    };
-    let d = dumpsyms::dump(binary, &opts).unwrap_or_else(|e| panic!("{e}"));
-    let m = &d.module;
-    let dir = store.join(&m.name).join(&m.debug_id);
-    std::fs::create_dir_all(&dir).unwrap();
-    let mut file = std::fs::File::create(dir.join(format!("{}.sym", m.name))).unwrap();
-    dumpsyms::write_module(m, &mut file).unwrap();
-    m.name.clone()
-}
 
 /// Waits until `pid` sleeps in a system call (the read the fixture blocks in).
 fn wait_until_blocked(pid: u32) {
@@ -158,37 +141,4 @@ fn minidump_processor_unwinds_the_chain_through_our_cfi() {
         "frames recovered through CFI without any: {control:?}"
     );
     std::fs::remove_dir_all(&work).ok();
-}
-
-/// Walks thread `tid` with the symbol files in `store`: (module, function, trust).
-fn walk(
-    dump: &Minidump<'_, memmap2::Mmap>,
-    store: &Path,
-    tid: u32,
-) -> Vec<(String, String, FrameTrust)> {
-    let provider = Symbolizer::new(SimpleSymbolSupplier::new(vec![store.to_path_buf()]));
-    let state = futures_executor::block_on(process_minidump(dump, &provider)).unwrap();
-    let thread = state
-        .threads
-        .iter()
-        .find(|t| t.thread_id == tid)
-        .expect("the main thread");
-    thread
-        .frames
-        .iter()
-        .map(|f| {
-            let module = f
-                .module
-                .as_ref()
-                .map(|m| {
-                    Path::new(&*m.name)
-                        .file_name()
-                        .unwrap()
-                        .to_string_lossy()
-                        .into_owned()
-                })
-                .unwrap_or_default();
-            (module, f.function_name.clone().unwrap_or_default(), f.trust)
-        })
-        .collect()
 }

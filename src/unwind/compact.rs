@@ -173,7 +173,7 @@ pub fn decode(
             indirect_stack_size,
         ),
         CfiArch::Arm64 => arm64(encoding, mode),
-        CfiArch::Ppc | CfiArch::Ppc64 => Err("compact unwind on PowerPC".into()),
+        other => Err(format!("compact unwind on {other:?}")),
     }
 }
 

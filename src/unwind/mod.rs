@@ -1,5 +1,5 @@
-//! STACK CFI: `.eh_frame` and `.debug_frame` turned into `STACK CFI INIT` / `STACK CFI`
-//! records.
+//! STACK CFI: `.eh_frame` and `.debug_frame` (and Mach-O compact unwind, ARM EHABI
+//! tables) turned into `STACK CFI INIT` / `STACK CFI` records.
 //!
 //! Extraction only indexes the FDEs. The records are rendered when the module is
 //! written: in parallel, a bounded chunk of FDEs at a time, each chunk written in order,
@@ -8,6 +8,7 @@
 //! and reported by [`CfiSource::skipped`].
 
 mod compact;
+mod exidx;
 mod expr;
 mod regs;
 mod vm;
@@ -78,6 +79,8 @@ enum Item {
     /// A compact unwind entry, with the stack size read from the code for x86's
     /// "stack indirect" encodings.
     Compact(compact::CompactEntry, Option<u32>),
+    /// An ARM `.ARM.exidx` entry, for a function no FDE describes.
+    Exidx(exidx::ExidxEntry),
 }
 
 impl Item {
@@ -85,13 +88,14 @@ impl Item {
         match self {
             Item::Fde(f) => f.start,
             Item::Compact(c, _) => c.start,
+            Item::Exidx(e) => e.start,
         }
     }
 
     fn allowance(&self) -> u64 {
         match self {
             Item::Fde(f) => f.allowance,
-            Item::Compact(..) => FDE_BASE_BYTES,
+            Item::Compact(..) | Item::Exidx(_) => FDE_BASE_BYTES,
         }
     }
 }
@@ -124,6 +128,8 @@ pub struct CfiSource {
     address_size: u8,
     eh_frame: SectionCopy,
     debug_frame: SectionCopy,
+    exidx: exidx::Table,
+    extab: exidx::Table,
     text_address: u64,
     got_address: u64,
     /// Sorted by address, non-overlapping.
@@ -197,6 +203,8 @@ pub fn extract(
         address_size: if obj.file.is_64() { 8 } else { 4 },
         eh_frame: copy(".eh_frame", warnings),
         debug_frame: copy(".debug_frame", warnings),
+        exidx: exidx::Table::default(),
+        extab: exidx::Table::default(),
         text_address: obj.file.section_by_name(".text").map_or(0, |s| s.address()),
         got_address: obj.file.section_by_name(".got").map_or(0, |s| s.address()),
         items: Vec::new(),
@@ -207,7 +215,25 @@ pub fn extract(
     };
     let plt = plt_ranges(obj);
     let compact = compact_entries(obj, cfi_arch, layout, warnings);
-    if source.eh_frame.data.is_empty() && source.debug_frame.data.is_empty() && compact.is_empty() {
+    let mut exidx = Vec::new();
+    if cfi_arch == CfiArch::Arm {
+        let table = |name: &str, warnings: &mut Warnings| {
+            let data = copy(name, warnings);
+            exidx::Table {
+                data: data.data,
+                address: data.address,
+                big_endian: obj.is_big_endian(),
+            }
+        };
+        source.exidx = table(".ARM.exidx", warnings);
+        source.extab = table(".ARM.extab", warnings);
+        exidx = exidx::entries(&source.exidx, |start| layout.code_span_end(start));
+    }
+    if source.eh_frame.data.is_empty()
+        && source.debug_frame.data.is_empty()
+        && compact.is_empty()
+        && exidx.is_empty()
+    {
         return None;
     }
     let kept = source.index(layout, &plt, warnings);
@@ -222,10 +248,25 @@ pub fn extract(
         .filter(|c| !covered(c.0.start))
         .map(|(c, s)| Item::Compact(c, s))
         .collect();
+    // The same for ARM's index table, whose entries describe only function bodies.
+    let exidx: Vec<Item> = exidx
+        .into_iter()
+        .filter(|e| !covered(e.start))
+        .map(Item::Exidx)
+        .collect();
     let mut items: Vec<Item> = kept.into_iter().map(Item::Fde).collect();
     items.extend(compact);
-    // Stable: the order is by address only; FDEs and compact entries never share one.
+    items.extend(exidx);
+    // Stable: the order is by address only; no two kinds of entry share one.
     items.sort_by_key(Item::start);
+    // An index entry reaches up to the next entry of its table; an FDE may start
+    // before that.
+    for i in 1..items.len() {
+        let next = items[i].start();
+        if let Item::Exidx(e) = &mut items[i - 1] {
+            e.end = e.end.min(next);
+        }
+    }
     source.items = items;
     Some(source)
 }
@@ -502,6 +543,7 @@ impl CfiSource {
                     let result = match item {
                         Item::Fde(f) => self.write_fde(f, &mut buf),
                         Item::Compact(c, indirect) => self.write_compact(c, *indirect, &mut buf),
+                        Item::Exidx(e) => self.write_exidx(e, &mut buf),
                     };
                     match result {
                         Ok(()) => Ok(buf),
@@ -563,6 +605,26 @@ impl CfiSource {
             "STACK CFI INIT {:x} {:x}",
             c.start.wrapping_sub(self.bias),
             c.end.wrapping_sub(c.start)
+        )?;
+        for (name, value) in rules {
+            write!(w, " {name}: {value}")?;
+        }
+        writeln!(w)?;
+        Ok(())
+    }
+
+    /// An ARM index table entry: one INIT record for the whole function, or none when
+    /// it cannot be unwound.
+    fn write_exidx(&self, e: &exidx::ExidxEntry, w: &mut dyn Write) -> Result<(), FdeError> {
+        let rules = match exidx::decode(&self.exidx, &self.extab, e).map_err(FdeError::Skip)? {
+            exidx::Unwind::Rules(r) => r,
+            exidx::Unwind::Refused => return Ok(()),
+        };
+        write!(
+            w,
+            "STACK CFI INIT {:x} {:x}",
+            e.start.wrapping_sub(self.bias),
+            e.end.wrapping_sub(e.start)
         )?;
         for (name, value) in rules {
             write!(w, " {name}: {value}")?;
@@ -839,14 +901,10 @@ impl Renderer {
             // No rule: the return address is still where the call put it. On machines
             // with a link register that is the register itself; on x86 a return address
             // is never in a register, so there is nothing to recover.
-            None => match self.arch {
-                CfiArch::Arm64 | CfiArch::Ppc | CfiArch::Ppc64 => name(self.ra)
-                    .ok_or_else(|| {
-                        unsupported(format!("unknown return address register {}", self.ra))
-                    })?
-                    .to_string(),
-                CfiArch::X86 | CfiArch::X86_64 => ".undef".to_string(),
-            },
+            None if self.arch.has_link_register() => name(self.ra)
+                .ok_or_else(|| unsupported(format!("unknown return address register {}", self.ra)))?
+                .to_string(),
+            None => ".undef".to_string(),
         };
         out.push((1, ".ra", ra));
         for (reg, rule) in &rules.regs {
@@ -879,7 +937,7 @@ pub(crate) fn render_section(
     let mut source = CfiSource {
         arch,
         endian: RunTimeEndian::Little,
-        address_size: if matches!(arch, CfiArch::X86 | CfiArch::Ppc) {
+        address_size: if matches!(arch, CfiArch::X86 | CfiArch::Ppc | CfiArch::Arm) {
             4
         } else {
             8
@@ -894,6 +952,8 @@ pub(crate) fn render_section(
         } else {
             SectionCopy::default()
         },
+        exidx: exidx::Table::default(),
+        extab: exidx::Table::default(),
         text_address: 0x1000,
         got_address: 0,
         items: Vec::new(),
@@ -941,6 +1001,25 @@ pub(crate) fn translate_expression(expr: &[u8], arch: CfiArch, pc: Option<u64>) 
     let cfa = expr::translate(expr, &cx, false).ok();
     let rule = expr::translate(expr, &cx, true).ok();
     cfa.or(rule)
+}
+
+/// Decodes every entry of `exidx` (a `.ARM.exidx` section at 0x8000, with `extab` as its
+/// `.ARM.extab` at 0x9000, in code that ends at 0x8000): the rules of those that unwind.
+/// For the fuzz targets.
+pub(crate) fn decode_exidx(exidx: &[u8], extab: &[u8]) -> Vec<Vec<(String, String)>> {
+    let table = |data: &[u8], address| exidx::Table {
+        data: data.to_vec(),
+        address,
+        big_endian: false,
+    };
+    let (exidx, extab) = (table(exidx, 0x8000), table(extab, 0x9000));
+    exidx::entries(&exidx, |start| (start < 0x8000).then_some(0x8000))
+        .iter()
+        .filter_map(|e| match exidx::decode(&exidx, &extab, e) {
+            Ok(exidx::Unwind::Rules(r)) => Some(r),
+            _ => None,
+        })
+        .collect()
 }
 
 /// Decodes `data` as a Mach-O `__unwind_info` section and every entry's encoding for

@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod scoring;
+pub mod walk;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
