@@ -19,7 +19,7 @@ use std::path::Path;
 use minidump::Minidump;
 use minidump_unwind::FrameTrust;
 
-use common::walk::{store_symbols, walk};
+use common::walk::{CHAIN, store_symbols, walk};
 use common::*;
 
 /// One index entry as a decoder printed it.
@@ -411,13 +411,7 @@ fn check_walk(binary: &Path, minidump: &Path) {
     for (i, f) in frames.iter().enumerate() {
         println!("{i:>2} {:<24} {:<28} {:?}", f.0, f.1, f.2);
     }
-    let expected = [
-        "chain_wait",
-        "chain_level3",
-        "chain_level2",
-        "chain_level1",
-        "main",
-    ];
+    let expected = CHAIN;
     assert!(frames.len() >= expected.len(), "{frames:?}");
     for (i, want) in expected.iter().enumerate() {
         let f = &frames[i];

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use minidump::Minidump;
 use minidump_unwind::FrameTrust;
 
-use common::walk::{store_symbols, walk};
+use common::walk::{CHAIN, store_symbols, walk};
 use common::*;
 
 /// Waits until `pid` sleeps in a system call (the read the fixture blocks in).
@@ -98,13 +98,7 @@ fn minidump_processor_unwinds_the_chain_through_our_cfi() {
         "innermost frame is not in libc: {frames:?}"
     );
     assert_eq!(frames[0].2, FrameTrust::Context);
-    let expected = [
-        "chain_wait",
-        "chain_level3",
-        "chain_level2",
-        "chain_level1",
-        "main",
-    ];
+    let expected = CHAIN;
     let start = frames
         .iter()
         .position(|f| f.1 == "chain_wait")

@@ -600,17 +600,7 @@ impl CfiSource {
                 compact::Decoded::Rules(r) => r,
                 compact::Decoded::Dwarf => return Ok(()),
             };
-        write!(
-            w,
-            "STACK CFI INIT {:x} {:x}",
-            c.start.wrapping_sub(self.bias),
-            c.end.wrapping_sub(c.start)
-        )?;
-        for (name, value) in rules {
-            write!(w, " {name}: {value}")?;
-        }
-        writeln!(w)?;
-        Ok(())
+        self.write_init(w, c.start, c.end, rules)
     }
 
     /// An ARM index table entry: one INIT record for the whole function, or none when
@@ -620,11 +610,22 @@ impl CfiSource {
             exidx::Unwind::Rules(r) => r,
             exidx::Unwind::Refused => return Ok(()),
         };
+        self.write_init(w, e.start, e.end, rules)
+    }
+
+    /// One `STACK CFI INIT` record holding for all of `[start, end)`.
+    fn write_init(
+        &self,
+        w: &mut dyn Write,
+        start: u64,
+        end: u64,
+        rules: Vec<(String, String)>,
+    ) -> Result<(), FdeError> {
         write!(
             w,
             "STACK CFI INIT {:x} {:x}",
-            e.start.wrapping_sub(self.bias),
-            e.end.wrapping_sub(e.start)
+            start.wrapping_sub(self.bias),
+            end.wrapping_sub(start)
         )?;
         for (name, value) in rules {
             write!(w, " {name}: {value}")?;

@@ -8,6 +8,15 @@ use minidump::Minidump;
 use minidump_processor::process_minidump;
 use minidump_unwind::FrameTrust;
 
+/// The call chain of `fixtures/src/chain.c`, innermost first.
+pub const CHAIN: [&str; 5] = [
+    "chain_wait",
+    "chain_level3",
+    "chain_level2",
+    "chain_level1",
+    "main",
+];
+
 /// Writes our symbol file for `binary` (with STACK CFI when `cfi`) into `store` in the
 /// layout rust-minidump's simple supplier reads; returns the module name.
 pub fn store_symbols(binary: &Path, store: &Path, cfi: bool) -> String {
