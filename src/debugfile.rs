@@ -25,14 +25,58 @@ pub fn lacks_dwarf(obj: &Object) -> bool {
         .is_none_or(|s| s.size() == 0 || s.kind() == object::SectionKind::UninitializedData)
 }
 
+/// Where a debug file was looked for: what to tell the user when none was found.
+#[derive(Debug, Clone, Default)]
+pub struct Search {
+    /// The binary's build ID (lower-case hex), if it has one.
+    pub build_id: Option<String>,
+    /// The directories whose `.build-id` trees were searched.
+    pub build_id_roots: Vec<PathBuf>,
+    /// The `.gnu_debuglink` name, if the binary has one.
+    pub debuglink: Option<String>,
+    /// Every path tried, in order.
+    pub tried: Vec<String>,
+    /// The debuginfod servers asked; `None` when debuginfod is off.
+    pub debuginfod: Option<Vec<String>>,
+}
+
+impl Search {
+    /// One sentence saying where the debug info was looked for.
+    pub fn summary(&self) -> String {
+        let mut places = Vec::new();
+        if let Some(id) = &self.build_id {
+            let roots: Vec<String> = self
+                .build_id_roots
+                .iter()
+                .map(|r| r.join(".build-id").display().to_string())
+                .collect();
+            places.push(format!("build ID {id} under {}", roots.join(", ")));
+        } else {
+            places.push("no build ID to look up".to_string());
+        }
+        if let Some(name) = &self.debuglink {
+            places.push(format!(
+                "debug link {name} beside the binary, in its .debug/ and under the debug directories"
+            ));
+        }
+        match &self.debuginfod {
+            Some(servers) => places.push(format!("debuginfod ({})", servers.join(", "))),
+            None => places.push("no debuginfod server (DEBUGINFOD_URLS is not set)".into()),
+        }
+        places.join("; ")
+    }
+}
+
 /// Looks for the debug file of `obj` (read from `binary`): first by build ID, then by
-/// debug link. `debug_dirs` are searched before the system directory. Problems (a link
-/// that resolves nowhere, a file whose CRC or build ID does not match) are warnings.
+/// debug link. `debug_dirs` are searched before the system directory; what was tried
+/// goes into `search`. A file that is there but does not match (CRC, build ID) is a
+/// warning.
 pub fn find(
     obj: &Object,
     binary: &Path,
     debug_dirs: &[PathBuf],
     warnings: &mut Warnings,
+    search: &mut Search,
 ) -> Option<DebugFile> {
     let build_id = identity::build_id(obj).filter(|id| id.len() >= 2);
     let mut roots: Vec<PathBuf> = debug_dirs.to_vec();
@@ -40,11 +84,14 @@ pub fn find(
 
     if let Some(id) = build_id {
         let hex = identity::hex_upper(id).to_lowercase();
+        search.build_id = Some(hex.clone());
+        search.build_id_roots = roots.clone();
         for root in &roots {
             let candidate = root
                 .join(".build-id")
                 .join(&hex[..2])
                 .join(format!("{}.debug", &hex[2..]));
+            search.tried.push(candidate.display().to_string());
             if let Some(found) = open_matching(&candidate, Some(id), None, warnings) {
                 return Some(found);
             }
@@ -52,6 +99,7 @@ pub fn find(
     }
 
     let (name, crc) = debuglink(obj)?;
+    search.debuglink = Some(name.clone());
     let dir = binary
         .parent()
         .filter(|d| !d.as_os_str().is_empty())
@@ -64,16 +112,19 @@ pub fn find(
         candidates.push(root.join(&name));
     }
     for candidate in &candidates {
+        search
+            .tried
+            .push(format!("{} (CRC {crc:08x})", candidate.display()));
         if let Some(found) = open_matching(candidate, build_id, Some(crc), warnings) {
             return Some(found);
         }
     }
-    let searched: Vec<String> = candidates.iter().map(|c| c.display().to_string()).collect();
-    warnings.push(format!(
-        "debug link {name:?} (CRC {crc:08x}) not found; searched {}",
-        searched.join(", ")
-    ));
     None
+}
+
+/// Opens a debug file fetched for `obj` (by its build ID), checking that it is one.
+pub fn open_fetched(obj: &Object, path: &Path, warnings: &mut Warnings) -> Option<DebugFile> {
+    open_matching(path, identity::build_id(obj), None, warnings)
 }
 
 /// The `.gnu_debuglink` file name and CRC32.

@@ -12,12 +12,14 @@ pub mod debugfile;
 pub mod demangle;
 pub mod dwarf;
 pub mod error;
+pub mod fetch;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod identity;
 pub mod load;
 pub mod module;
 pub mod output;
+pub mod paths;
 pub mod symbols;
 pub mod unwind;
 pub mod write;
@@ -53,6 +55,12 @@ pub struct Options {
     pub debug_dirs: Vec<PathBuf>,
     /// The slice of a universal Mach-O to dump (`--arch`).
     pub arch: Option<String>,
+    /// How FILE paths are written (normalized; `--prefix-map`).
+    pub source_paths: paths::SourcePaths,
+    /// Extra `INFO KEY value` records (`--extra-info`), written after the others.
+    pub extra_info: Vec<(String, String)>,
+    /// Where to fetch debug files not found locally (`DEBUGINFOD_URLS`); `None`: off.
+    pub debuginfod: Option<fetch::debuginfod::Debuginfod>,
 }
 
 impl Default for Options {
@@ -69,6 +77,9 @@ impl Default for Options {
             cross_unit_refs: true,
             debug_dirs: Vec::new(),
             arch: None,
+            source_paths: paths::SourcePaths::default(),
+            extra_info: Vec::new(),
+            debuginfod: None,
         }
     }
 }
@@ -80,12 +91,34 @@ pub struct Dump {
     pub warnings: Warnings,
     /// The separate debug file the DWARF came from, if one was used.
     pub debug_file: Option<PathBuf>,
+    /// Set when the binary has no DWARF and no debug file was found: where it was
+    /// looked for. Not a problem in the file, so not among the warnings.
+    pub no_debug_info: Option<debugfile::Search>,
+    /// Servers that could not be used (down, failing): about the network, not the file.
+    pub servers: Vec<String>,
 }
 
 /// The architectures in `path`: a universal Mach-O's slices, else its one.
 pub fn architectures(path: &Path) -> Result<Vec<String>, Error> {
     let path = debugfile::resolve_dsym_bundle(path)?;
     load::architectures(&load::Input::open(&path)?)
+}
+
+/// Parses an `--extra-info` argument, `KEY value`: the key is upper-cased and must be one
+/// word; the value is the rest, on one line.
+pub fn parse_extra_info(arg: &str) -> Result<(String, String), String> {
+    let (key, value) = arg
+        .trim()
+        .split_once(char::is_whitespace)
+        .unwrap_or((arg.trim(), ""));
+    let value = value.trim();
+    if key.is_empty() || value.is_empty() {
+        return Err(format!("{arg:?} is not 'KEY value'"));
+    }
+    if arg.contains(['\n', '\r']) {
+        return Err(format!("{arg:?} spans lines; an INFO record is one line"));
+    }
+    Ok((key.to_ascii_uppercase(), value.to_string()))
 }
 
 /// Reads `path` and builds its symbol file model. Fails only when nothing useful can be
@@ -123,10 +156,14 @@ fn dump_input(input: &load::Input, opts: &Options, on_disk: bool) -> Result<Dump
     let mut warnings = Warnings::default();
     warnings.0.extend(obj.damage.iter().cloned());
     if opts.header_only {
+        let mut module = Module::header(identity);
+        module.extra_info = opts.extra_info.clone();
         return Ok(Dump {
-            module: Module::header(identity),
+            module,
             warnings,
             debug_file: None,
+            no_debug_info: None,
+            servers: Vec::new(),
         });
     }
     let layout = identity::layout(&obj);
@@ -134,11 +171,21 @@ fn dump_input(input: &load::Input, opts: &Options, on_disk: bool) -> Result<Dump
     // A stripped binary: DWARF and the full symbol table come from its debug file;
     // identity, layout and the runtime's unwind tables from the binary itself.
     let macho = obj.file.format() == object::BinaryFormat::MachO;
+    let mut no_debug_info = None;
+    let mut servers = Vec::new();
     let debug = match (debugfile::lacks_dwarf(&obj), macho) {
         _ if !on_disk => None,
         (false, _) => None,
         (true, true) => debugfile::find_dsym(&obj, path, &opts.debug_dirs, identity.arch)?,
-        (true, false) => debugfile::find(&obj, path, &opts.debug_dirs, &mut warnings),
+        (true, false) => {
+            let mut search = debugfile::Search::default();
+            let found = debugfile::find(&obj, path, &opts.debug_dirs, &mut warnings, &mut search)
+                .or_else(|| from_debuginfod(&obj, opts, &mut search, &mut warnings, &mut servers));
+            if found.is_none() {
+                no_debug_info = Some(search);
+            }
+            found
+        }
     };
     let debug_obj = match &debug {
         Some(d) => match load::Object::parse_arch(&d.input, Some(identity.arch)) {
@@ -166,14 +213,18 @@ fn dump_input(input: &load::Input, opts: &Options, on_disk: bool) -> Result<Dump
         debug_file: debug.as_ref().map(|d| d.path.clone()),
         debug_dirs: opts.debug_dirs.clone(),
         on_disk,
+        debuginfod: opts.debuginfod.clone(),
     };
-    let functions = dwarf::extract(
+    let mut functions = dwarf::extract(
         dwarf_source,
         &layout,
         dwarf_opts,
         &split_paths,
         &mut warnings,
     );
+    for file in &mut functions.files {
+        *file = opts.source_paths.apply(file);
+    }
     let mut symbols = symbols::function_symbols(dwarf_source, &layout);
     if symbols.is_empty() && debug_obj.is_some() {
         symbols = symbols::function_symbols(&obj, &layout);
@@ -198,6 +249,7 @@ fn dump_input(input: &load::Input, opts: &Options, on_disk: bool) -> Result<Dump
     let arch = identity.arch;
     let mut module = Module::build(identity, functions, symbols, bias, &mut warnings);
     module.write_multiple = opts.multiple_field;
+    module.extra_info = opts.extra_info.clone();
     if opts.cfi {
         module.cfi = unwind::extract(&obj, debug_obj.as_ref(), arch, &layout, bias, &mut warnings);
     }
@@ -205,7 +257,27 @@ fn dump_input(input: &load::Input, opts: &Options, on_disk: bool) -> Result<Dump
         module,
         warnings,
         debug_file: debug.map(|d| d.path),
+        no_debug_info,
+        servers,
     })
+}
+
+/// The debug file of `obj` from the debuginfod servers, if they are configured and have
+/// it. Servers that are down or failing go to `servers`.
+fn from_debuginfod(
+    obj: &load::Object,
+    opts: &Options,
+    search: &mut debugfile::Search,
+    warnings: &mut Warnings,
+    servers: &mut Vec<String>,
+) -> Option<debugfile::DebugFile> {
+    let client = opts.debuginfod.as_ref()?;
+    search.debuginfod = Some(client.servers.clone());
+    let build_id = identity::build_id(obj).filter(|id| id.len() >= 2)?;
+    let fetched = client.debuginfo(build_id);
+    search.tried.extend(fetched.asked);
+    servers.extend(fetched.problems);
+    debugfile::open_fetched(obj, &fetched.path?, warnings)
 }
 
 fn basename(path: &Path) -> String {

@@ -61,6 +61,16 @@ struct Cli {
     /// A directory to search for separate debug files (repeatable)
     #[arg(long = "debug-dir", value_name = "DIR")]
     debug_dirs: Vec<PathBuf>,
+    /// Rewrite FILE paths starting with OLD to start with NEW instead, after normalizing
+    /// them (repeatable; the first match wins, as with -fdebug-prefix-map)
+    #[arg(long = "prefix-map", value_name = "OLD=NEW", value_parser = dumpsyms::paths::parse_prefix_map)]
+    prefix_map: Vec<(String, String)>,
+    /// Add an 'INFO KEY value' record, e.g. --extra-info 'VERSION 1.2.3' (repeatable)
+    #[arg(long = "extra-info", value_name = "'KEY value'", value_parser = dumpsyms::parse_extra_info)]
+    extra_info: Vec<(String, String)>,
+    /// Do not fetch missing debug files from the debuginfod servers in DEBUGINFOD_URLS
+    #[arg(long = "no-debuginfod")]
+    no_debuginfod: bool,
     /// The slice of a universal (fat) Mach-O binary to dump: x86_64, arm64, x86 (i386)
     #[arg(long, value_name = "ARCH")]
     arch: Option<String>,
@@ -95,6 +105,15 @@ fn main() -> ExitCode {
         cross_unit_refs: !cli.no_cross_unit_refs,
         debug_dirs,
         arch: cli.arch.clone(),
+        source_paths: dumpsyms::paths::SourcePaths {
+            prefix_map: cli.prefix_map.clone(),
+        },
+        extra_info: cli.extra_info.clone(),
+        debuginfod: if cli.no_debuginfod {
+            None
+        } else {
+            dumpsyms::fetch::debuginfod::Debuginfod::from_env()
+        },
     };
     if cli.list_arch {
         let mut failed = false;
@@ -166,6 +185,26 @@ fn run_one(cli: &Cli, opts: &Options, input: &Path) -> Result<(), Failure> {
             input.display(),
             debug.display()
         );
+    }
+    for problem in &result.servers {
+        eprintln!("dumpsyms: warning: {}: {problem}", input.display());
+    }
+    if let Some(search) = &result.no_debug_info {
+        eprintln!(
+            "dumpsyms: {}: no debug info found; looked for {}. Writing what the binary itself has: symbol-table names and unwind tables{}",
+            input.display(),
+            search.summary(),
+            if cli.verbose {
+                ""
+            } else {
+                " (-v lists every path tried)"
+            }
+        );
+        if cli.verbose {
+            for place in &search.tried {
+                eprintln!("dumpsyms: {}: looked in {place}", input.display());
+            }
+        }
     }
     let module = &result.module;
     let written = write_one(cli, module);

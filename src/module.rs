@@ -18,6 +18,8 @@ pub struct Module {
     pub debug_id: String,
     pub code_id: Option<String>,
     pub name: String,
+    /// Extra `INFO KEY value` records (build metadata), after `CODE_ID` and `GENERATOR`.
+    pub extra_info: Vec<(String, String)>,
     /// Only the header (`-i`): no records follow `MODULE` and `INFO`.
     pub header_only: bool,
     /// Write the optional `m` field (`-m`).
@@ -387,12 +389,16 @@ fn covered(funcs: &[Function], addr: u64) -> bool {
 fn renumber<S: AsRef<str> + Sync>(names: &[S], used: &[bool], out: &mut Vec<String>) -> Vec<u32> {
     let mut ids: Vec<usize> = (0..names.len()).filter(|&i| used[i]).collect();
     // By name: the ids must not depend on the order units were read or interned in.
-    // Names are distinct, so an unstable sort gives the same order.
+    // Equal names (paths that normalize or remap to one) share an id, so the order
+    // among them does not matter and an unstable sort gives the same result.
     ids.par_sort_unstable_by(|&a, &b| names[a].as_ref().cmp(names[b].as_ref()));
     let mut map = vec![u32::MAX; names.len()];
-    for (new, &old) in ids.iter().enumerate() {
-        map[old] = new as u32;
-        out.push(names[old].as_ref().to_string());
+    for &old in &ids {
+        let name = names[old].as_ref();
+        if out.last().is_none_or(|last| last != name) {
+            out.push(name.to_string());
+        }
+        map[old] = (out.len() - 1) as u32;
     }
     map
 }

@@ -26,6 +26,9 @@ pub fn write_module(m: &Module, w: &mut dyn Write) -> io::Result<()> {
         writeln!(w, "INFO CODE_ID {code_id}")?;
     }
     writeln!(w, "INFO GENERATOR {GENERATOR}")?;
+    for (key, value) in &m.extra_info {
+        writeln!(w, "INFO {key} {value}")?;
+    }
     if m.header_only {
         return Ok(());
     }

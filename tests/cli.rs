@@ -486,3 +486,79 @@ fn output_is_identical_for_any_thread_count() {
         );
     }
 }
+
+#[test]
+fn file_paths_are_normalized_and_remapped_first_match_first() {
+    // clang records `/fixtures/src/./geometry.hpp` (llvm-symbolizer prints it so).
+    let bin = fixture("bin/x86_64/cpp-clang-O2-dwarf4");
+    let plain = stdout(&dumpsyms(&[&bin]));
+    let files: Vec<&str> = plain.lines().filter(|l| l.starts_with("FILE ")).collect();
+    assert!(
+        files.contains(&"FILE 1 /fixtures/src/geometry.hpp"),
+        "{files:?}"
+    );
+    assert!(
+        files
+            .iter()
+            .all(|f| !f.contains("/./") && !f.contains("/../") && !f.contains("//")),
+        "{files:?}"
+    );
+    let out = dumpsyms(&[
+        "--prefix-map",
+        "/fixtures/src/=https://example.org/src/",
+        "--prefix-map",
+        "/fixtures/=/never/",
+        "--prefix-map",
+        "/usr/include/=/sdk/",
+        &bin,
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let mapped = stdout(&out);
+    let mapped_files: Vec<&str> = mapped.lines().filter(|l| l.starts_with("FILE ")).collect();
+    assert_eq!(mapped_files.len(), files.len());
+    assert!(
+        mapped_files
+            .iter()
+            .any(|f| f.ends_with(" https://example.org/src/geometry.hpp")),
+        "{mapped_files:?}"
+    );
+    assert!(
+        mapped_files
+            .iter()
+            .all(|f| !f.contains("/never/") && !f.contains(" /usr/include/"))
+    );
+    assert!(mapped_files.iter().any(|f| f.contains(" /sdk/c++/12/")));
+    // Only FILE records differ, and which ids lines refer to (ids follow name order).
+    let count = |t: &str| t.lines().filter(|l| !l.starts_with("FILE ")).count();
+    assert_eq!(count(&plain), count(&mapped));
+    let bad = dumpsyms(&["--prefix-map", "no-equals-sign", &bin]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(stderr(&bad).contains("OLD=NEW"), "{}", stderr(&bad));
+}
+
+#[test]
+fn extra_info_records_follow_the_generator() {
+    let bin = fixture("bin/x86_64/c-gcc-O2-dwarf5");
+    for args in [vec!["-i"], vec![]] {
+        let mut all = args.clone();
+        all.extend([
+            "--extra-info",
+            "version 1.2.3",
+            "--extra-info",
+            "VCS_URL https://example.org/app rev 42",
+        ]);
+        all.push(&bin);
+        let out = dumpsyms(&all);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let text = stdout(&out);
+        let lines: Vec<&str> = text.lines().take(5).collect();
+        assert!(lines[2].starts_with("INFO GENERATOR "), "{lines:?}");
+        assert_eq!(lines[3], "INFO VERSION 1.2.3");
+        assert_eq!(lines[4], "INFO VCS_URL https://example.org/app rev 42");
+        parse(&text);
+    }
+    for bad in ["", "KEY", "   value-less   "] {
+        let out = dumpsyms(&["--extra-info", bad, &bin]);
+        assert_eq!(out.status.code(), Some(2), "{bad:?}");
+    }
+}

@@ -103,7 +103,8 @@ fn a_debug_link_with_the_wrong_crc_is_not_used() {
     assert!(out.status.success());
     let err = String::from_utf8(out.stderr).unwrap();
     assert!(err.contains("does not match the debug link's"), "{err}");
-    assert!(err.contains("debug link \"app.debug\""), "{err}");
+    assert!(err.contains("no debug info found"), "{err}");
+    assert!(err.contains("debug link app.debug"), "{err}");
     assert!(
         parse(&String::from_utf8(out.stdout).unwrap())
             .funcs

@@ -173,7 +173,15 @@ pub fn extract(
     let source_path = paths.debug_file.as_deref().unwrap_or(&paths.binary);
     let alt = sup::alt_link(obj)
         .filter(|_| paths.on_disk)
-        .and_then(|link| sup::find(&link, source_path, &paths.debug_dirs, warnings));
+        .and_then(|link| {
+            sup::find(
+                &link,
+                source_path,
+                &paths.debug_dirs,
+                paths.debuginfod.as_ref(),
+                warnings,
+            )
+        });
     let alt_obj = alt
         .as_ref()
         .and_then(|(p, input)| match Object::parse_any(input) {

@@ -21,6 +21,8 @@ pub struct SplitPaths {
     /// Whether companion files (`.dwo`, `.dwp`, dwz's alternate file) are looked for on
     /// disk; not for a file dumped from memory.
     pub on_disk: bool,
+    /// Where to fetch dwz's alternate file by build ID when it is not on disk.
+    pub debuginfod: Option<crate::fetch::debuginfod::Debuginfod>,
 }
 
 /// A loaded `.dwo` file: its sections, owned.

@@ -9,6 +9,7 @@ use object::{Object as _, ObjectSection as _};
 
 use crate::debugfile::SYSTEM_DEBUG_DIR;
 use crate::error::Warnings;
+use crate::fetch::debuginfod::Debuginfod;
 use crate::identity;
 use crate::load::{Input, Object};
 
@@ -75,12 +76,13 @@ pub(crate) fn parse_debug_sup(data: &[u8], supplementary: bool) -> Option<AltLin
 }
 
 /// Finds and opens the alternate file: as named (relative names are relative to the
-/// file that names it), by build ID under `.build-id` trees, or by its file name beside
-/// the file that names it.
+/// file that names it), by build ID under `.build-id` trees, by its file name beside
+/// the file that names it, or last from debuginfod by its build ID.
 pub fn find(
     link: &AltLink,
     source: &Path,
     debug_dirs: &[PathBuf],
+    debuginfod: Option<&Debuginfod>,
     warnings: &mut Warnings,
 ) -> Option<(PathBuf, Input)> {
     let dir = source.parent().unwrap_or(Path::new("."));
@@ -108,33 +110,49 @@ pub fn find(
         candidates.push(dir.join(name));
     }
     for candidate in &candidates {
-        if !candidate.is_file() {
-            continue;
-        }
-        let Ok(input) = Input::open(candidate) else {
-            continue;
-        };
-        let matches = match Object::parse_any(&input) {
-            Ok(obj) => {
-                link.build_id.is_empty()
-                    || identity::build_id(&obj) == Some(&link.build_id[..])
-                    || debug_sup(&obj, true).is_some_and(|own| own.build_id == link.build_id)
-            }
-            Err(_) => false,
-        };
-        if matches {
+        if let Some(input) = open_if_linked(link, candidate, warnings) {
             return Some((candidate.clone(), input));
         }
-        warnings.push(format!(
-            "{}: not the alternate debug file this file links to (build ID differs); not used",
-            candidate.display()
-        ));
     }
-    let searched: Vec<String> = candidates.iter().map(|c| c.display().to_string()).collect();
+    let mut searched: Vec<String> = candidates.iter().map(|c| c.display().to_string()).collect();
+    if let Some(client) = debuginfod.filter(|_| link.build_id.len() >= 2) {
+        let fetched = client.debuginfo(&link.build_id);
+        warnings.0.extend(fetched.problems);
+        searched.extend(fetched.asked);
+        if let Some(path) = fetched.path
+            && let Some(input) = open_if_linked(link, &path, warnings)
+        {
+            return Some((path, input));
+        }
+    }
     warnings.push(format!(
         "alternate debug file {:?} (dwz) not found; searched {}; names it holds are missing",
         link.path,
         searched.join(", ")
     ));
     None
+}
+
+/// `candidate`, if it is a file and the alternate file `link` names (by build ID).
+fn open_if_linked(link: &AltLink, candidate: &Path, warnings: &mut Warnings) -> Option<Input> {
+    if !candidate.is_file() {
+        return None;
+    }
+    let input = Input::open(candidate).ok()?;
+    let matches = match Object::parse_any(&input) {
+        Ok(obj) => {
+            link.build_id.is_empty()
+                || identity::build_id(&obj) == Some(&link.build_id[..])
+                || debug_sup(&obj, true).is_some_and(|own| own.build_id == link.build_id)
+        }
+        Err(_) => false,
+    };
+    if !matches {
+        warnings.push(format!(
+            "{}: not the alternate debug file this file links to (build ID differs); not used",
+            candidate.display()
+        ));
+        return None;
+    }
+    Some(input)
 }

@@ -337,7 +337,7 @@ pub fn read_oracle(path: &Path) -> Vec<OracleRow> {
                 .map(|k| {
                     (
                         cols[3 + 3 * k].to_string(),
-                        cols[4 + 3 * k].to_string(),
+                        lexical_path(cols[4 + 3 * k]),
                         cols[5 + 3 * k].parse().unwrap(),
                     )
                 })
@@ -349,6 +349,28 @@ pub fn read_oracle(path: &Path) -> Vec<OracleRow> {
             }
         })
         .collect()
+}
+
+/// A path as dumpsyms writes FILE paths: llvm-symbolizer prints them as the compiler
+/// recorded them (`/usr/bin/../lib/gcc/..`, `/src/./x.h`); we write them with `.`,
+/// `..` after a name, and repeated slashes resolved lexically, as POSIX `realpath -s`
+/// (and Python's `os.path.normpath`) would.
+pub fn lexical_path(path: &str) -> String {
+    let absolute = path.starts_with('/');
+    let mut kept: Vec<&str> = Vec::new();
+    for part in path.split('/').filter(|p| !p.is_empty() && *p != ".") {
+        if part == ".." && kept.last().is_some_and(|l| *l != "..") {
+            kept.pop();
+        } else if !(part == ".." && absolute && kept.is_empty()) {
+            kept.push(part);
+        }
+    }
+    let body = kept.join("/");
+    match (absolute, body.is_empty()) {
+        (true, _) => format!("/{body}"),
+        (false, true) => ".".to_string(),
+        (false, false) => body,
+    }
 }
 
 pub fn fixtures() -> PathBuf {

@@ -1,0 +1,122 @@
+//! A debuginfod client: debug files by build ID (`GET <server>/buildid/<hex>/debuginfo`)
+//! from the servers in `DEBUGINFOD_URLS`, cached the way elfutils' own client caches them
+//! (`<cache>/<hex>/debuginfo`), so that gdb, perf and dumpsyms share one cache.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use super::http::{self, Outcome};
+use crate::output::AtomicFile;
+
+/// Where and how to fetch.
+#[derive(Debug, Clone)]
+pub struct Debuginfod {
+    /// Server base URLs, tried in order.
+    pub servers: Vec<String>,
+    /// The cache directory.
+    pub cache: PathBuf,
+    /// Per request: connecting and each read.
+    pub timeout: Duration,
+    /// Further attempts after a failure that may pass (5xx, network).
+    pub retries: u32,
+}
+
+/// What a lookup did: the file, or where it was asked for and what went wrong.
+#[derive(Debug, Default)]
+pub struct Fetched {
+    pub path: Option<PathBuf>,
+    /// One line per server that could not be used (down, failing), for a warning.
+    pub problems: Vec<String>,
+    /// The servers asked (or the cache), for "where it was looked for".
+    pub asked: Vec<String>,
+}
+
+impl Debuginfod {
+    /// The client `DEBUGINFOD_URLS` configures, as elfutils reads it: space-separated
+    /// URLs; `None` when unset or empty. `DEBUGINFOD_CACHE_PATH`, else
+    /// `$XDG_CACHE_HOME/debuginfod_client`, else `~/.cache/debuginfod_client`;
+    /// `DEBUGINFOD_TIMEOUT` in seconds (default 90, as elfutils').
+    pub fn from_env() -> Option<Debuginfod> {
+        let var = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
+        let servers: Vec<String> = var("DEBUGINFOD_URLS")?
+            .split_whitespace()
+            .map(|u| u.trim_end_matches('/').to_string())
+            .collect();
+        if servers.is_empty() {
+            return None;
+        }
+        let cache = match var("DEBUGINFOD_CACHE_PATH") {
+            Some(p) => PathBuf::from(p),
+            None => match var("XDG_CACHE_HOME") {
+                Some(x) => PathBuf::from(x).join("debuginfod_client"),
+                None => PathBuf::from(var("HOME").unwrap_or_else(|| ".".into()))
+                    .join(".cache")
+                    .join("debuginfod_client"),
+            },
+        };
+        let timeout = var("DEBUGINFOD_TIMEOUT")
+            .and_then(|t| t.trim().parse::<u64>().ok())
+            .filter(|&t| t > 0)
+            .unwrap_or(90);
+        Some(Debuginfod {
+            servers,
+            cache,
+            timeout: Duration::from_secs(timeout),
+            retries: 2,
+        })
+    }
+
+    /// The debug file with build ID `build_id`: from the cache, else from the first
+    /// server that has it (then cached).
+    pub fn debuginfo(&self, build_id: &[u8]) -> Fetched {
+        let hex: String = build_id.iter().map(|b| format!("{b:02x}")).collect();
+        let mut out = Fetched::default();
+        let cached = self.cache.join(&hex).join("debuginfo");
+        out.asked
+            .push(format!("debuginfod cache {}", cached.display()));
+        if cached.metadata().is_ok_and(|m| m.is_file() && m.len() > 0) {
+            out.path = Some(cached);
+            return out;
+        }
+        let agent = http::agent(self.timeout);
+        for server in &self.servers {
+            let url = format!("{server}/buildid/{hex}/debuginfo");
+            out.asked.push(url.clone());
+            match http::with_retries(self.retries, || agent.get(&url).call().map_err(Box::new)) {
+                Outcome::Ok(response) => match store(&cached, *response) {
+                    Ok(()) => {
+                        out.path = Some(cached);
+                        return out;
+                    }
+                    Err(e) => out.problems.push(format!(
+                        "debuginfod: cannot cache {url} in {}: {e}",
+                        cached.display()
+                    )),
+                },
+                // Not there: the next server may have it.
+                Outcome::Status(404, _) => {}
+                Outcome::Status(code, body) => out.problems.push(format!(
+                    "debuginfod server {server} answered {code} for {hex}: {}",
+                    first_line(&body)
+                )),
+                Outcome::Unreachable(e) => out
+                    .problems
+                    .push(format!("debuginfod server {server} is unreachable: {e}")),
+            }
+        }
+        out
+    }
+}
+
+/// Writes the response body to `path` atomically, so that a cut transfer never leaves
+/// a partial debug file in the cache.
+fn store(path: &Path, response: ureq::Response) -> std::io::Result<()> {
+    let mut file = AtomicFile::create(path)?;
+    std::io::copy(&mut response.into_reader(), file.writer())?;
+    file.commit()
+}
+
+fn first_line(s: &str) -> &str {
+    let line = s.lines().next().unwrap_or("");
+    line.get(..200).unwrap_or(line)
+}

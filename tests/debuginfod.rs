@@ -1,0 +1,307 @@
+//! Debug files from debuginfod. With elfutils' own `debuginfod` serving a directory of
+//! debug files on a loopback port (ignored tests, run by `.ci/run`, which installs it):
+//! a stripped fixture dumps to exactly the bytes `--debug-dir` gives, the file lands in
+//! the cache where elfutils' client puts it, and a second run with the server stopped is
+//! served from that cache. Without any server (always run): a refused connection and a
+//! server that never answers are warnings within the timeout, and `--no-debuginfod`
+//! never connects.
+
+mod common;
+
+use std::io::Read;
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use common::*;
+
+/// The stripped fixture and the tree its debug file is in (made by make-fixtures.sh from
+/// the oracle-checked bin/x86_64/c-gcc-O2-dwarf5).
+fn stripped() -> PathBuf {
+    fixtures().join("extra/buildid/app")
+}
+
+fn build_id() -> String {
+    std::fs::read_to_string(fixtures().join("oracle/x86_64/c-gcc-O2-dwarf5.buildid"))
+        .unwrap()
+        .trim()
+        .to_string()
+}
+
+fn scratch(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("dumpsyms-debuginfod-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// Runs dumpsyms with `env` (and no other debuginfod settings from this environment).
+fn run(args: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_dumpsyms"));
+    cmd.args(args)
+        .env_remove("DEBUGINFOD_URLS")
+        .env_remove("DEBUGINFOD_CACHE_PATH")
+        .env_remove("DEBUGINFOD_TIMEOUT");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.output().unwrap()
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// elfutils' debuginfod over `dir`, stopped when dropped.
+struct Server {
+    child: Child,
+    url: String,
+}
+
+impl Server {
+    /// Serves `dir`, once the files with `build_ids` are indexed.
+    fn start(dir: &Path, db: &Path, build_ids: &[&str]) -> Server {
+        let port = free_port();
+        let child = Command::new("debuginfod")
+            .arg("-F")
+            .arg(dir)
+            .args(["-p", &port.to_string(), "-t", "0", "-d"])
+            .arg(db)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("elfutils' debuginfod (Debian package debuginfod) must be installed");
+        let server = Server {
+            child,
+            url: format!("http://127.0.0.1:{port}"),
+        };
+        // It scans in the background: wait until it serves the files.
+        let deadline = Instant::now() + Duration::from_secs(60);
+        for id in build_ids {
+            let url = format!("{}/buildid/{id}/debuginfo", server.url);
+            while ureq::get(&url).call().is_err() {
+                assert!(Instant::now() < deadline, "debuginfod never served {url}");
+                std::thread::sleep(Duration::from_millis(200));
+            }
+        }
+        server
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+#[ignore = "needs elfutils' debuginfod; .ci/run installs it"]
+fn stripped_binary_dumps_through_debuginfod_as_through_debug_dir_then_from_cache() {
+    let work = scratch("real");
+    let files = work.join("files");
+    std::fs::create_dir_all(&files).unwrap();
+    std::fs::copy(
+        fixtures().join("extra/debuglink/app.debug"),
+        files.join("app.debug"),
+    )
+    .unwrap();
+    // dwz's alternate file, fetched by the build ID in .gnu_debugaltlink.
+    std::fs::copy(
+        fixtures().join("extra/dwz4/dumpsyms-fixture.debug"),
+        files.join("dumpsyms-fixture.debug"),
+    )
+    .unwrap();
+    let bin = stripped();
+    let bin = bin.to_str().unwrap();
+    let root = fixtures().join("extra/debugroot");
+    let expected = run(&["--debug-dir", root.to_str().unwrap(), bin], &[]);
+    assert!(expected.status.success());
+    assert!(String::from_utf8_lossy(&expected.stdout).contains("\nFUNC "));
+
+    let cache = work.join("cache");
+    let cache_str = cache.to_str().unwrap();
+    const DWZ_ALT_ID: &str = "0c6e5a0f1ee1573978f6ebf0cafc9b6fcededaa4";
+    let server = Server::start(&files, &work.join("db.sqlite"), &[&build_id(), DWZ_ALT_ID]);
+    let url = server.url.clone();
+    let env = [
+        ("DEBUGINFOD_URLS", url.as_str()),
+        ("DEBUGINFOD_CACHE_PATH", cache_str),
+    ];
+    let fetched = run(&[bin], &env);
+    assert!(
+        fetched.status.success(),
+        "{}",
+        String::from_utf8_lossy(&fetched.stderr)
+    );
+    assert!(
+        fetched.stdout == expected.stdout,
+        "through debuginfod differs from --debug-dir"
+    );
+    assert!(
+        fetched.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&fetched.stderr)
+    );
+    // Where elfutils' client caches it, byte for byte the debug file.
+    let cached = cache.join(build_id()).join("debuginfo");
+    assert_eq!(
+        std::fs::read(&cached).unwrap(),
+        std::fs::read(files.join("app.debug")).unwrap()
+    );
+
+    // A dwz-compressed binary alone, without its alternate file beside it.
+    let dwz = fixtures().join("extra/dwz4/cpp-gcc-O2-dwarf4");
+    let alone = work.join("alone");
+    std::fs::create_dir_all(&alone).unwrap();
+    std::fs::copy(&dwz, alone.join("cpp-gcc-O2-dwarf4")).unwrap();
+    let dwz_expected = run(&["-d", dwz.to_str().unwrap()], &[]);
+    let without = run(
+        &["-d", alone.join("cpp-gcc-O2-dwarf4").to_str().unwrap()],
+        &[],
+    );
+    assert!(
+        without.stdout != dwz_expected.stdout,
+        "the alternate file matters"
+    );
+    let dwz_fetched = run(
+        &["-d", alone.join("cpp-gcc-O2-dwarf4").to_str().unwrap()],
+        &env,
+    );
+    assert!(
+        dwz_fetched.stdout == dwz_expected.stdout,
+        "{}",
+        String::from_utf8_lossy(&dwz_fetched.stderr)
+    );
+    assert!(
+        cache
+            .join("0c6e5a0f1ee1573978f6ebf0cafc9b6fcededaa4/debuginfo")
+            .is_file()
+    );
+
+    // The server is gone: the cache serves.
+    drop(server);
+    let again = run(&[bin], &env);
+    assert!(again.status.success());
+    assert!(again.stdout == expected.stdout, "from the cache differs");
+    assert!(
+        again.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&again.stderr)
+    );
+    // And with the cache emptied, the dead server is a warning, and the dump goes on.
+    std::fs::remove_dir_all(&cache).unwrap();
+    let dead = run(
+        &[bin],
+        &[
+            ("DEBUGINFOD_URLS", &url),
+            ("DEBUGINFOD_CACHE_PATH", cache_str),
+        ],
+    );
+    assert!(dead.status.success());
+    let err = String::from_utf8_lossy(&dead.stderr);
+    assert!(
+        err.contains("unreachable") && err.contains("no debug info found"),
+        "{err}"
+    );
+    std::fs::remove_dir_all(&work).ok();
+}
+
+#[test]
+fn a_refused_connection_is_a_warning_and_the_dump_goes_on() {
+    let work = scratch("refused");
+    let url = format!("http://127.0.0.1:{}", free_port());
+    let started = Instant::now();
+    let out = run(
+        &[stripped().to_str().unwrap()],
+        &[
+            ("DEBUGINFOD_URLS", &url),
+            ("DEBUGINFOD_CACHE_PATH", work.to_str().unwrap()),
+        ],
+    );
+    assert!(started.elapsed() < Duration::from_secs(20));
+    assert!(out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(&format!("debuginfod server {url} is unreachable")),
+        "{err}"
+    );
+    assert!(err.contains("no debug info found"), "{err}");
+    assert!(err.contains(&format!("debuginfod ({url})")), "{err}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.starts_with("MODULE ")
+            && text.contains("\nSTACK CFI INIT ")
+            && !text.contains("\nFUNC ")
+    );
+    // Nothing is cached for a failure.
+    assert_eq!(std::fs::read_dir(&work).unwrap().count(), 0);
+    std::fs::remove_dir_all(&work).ok();
+}
+
+#[test]
+fn a_server_that_never_answers_times_out() {
+    let work = scratch("silent");
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    // Accepts and reads, never answers.
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for stream in listener.incoming().flatten() {
+            held.push(stream);
+        }
+    });
+    let started = Instant::now();
+    let out = run(
+        &[stripped().to_str().unwrap()],
+        &[
+            ("DEBUGINFOD_URLS", &url),
+            ("DEBUGINFOD_CACHE_PATH", work.to_str().unwrap()),
+            ("DEBUGINFOD_TIMEOUT", "1"),
+        ],
+    );
+    // Three attempts of one second each, plus backoff.
+    assert!(
+        started.elapsed() < Duration::from_secs(15),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("unreachable"), "{err}");
+    std::fs::remove_dir_all(&work).ok();
+}
+
+#[test]
+fn no_debuginfod_never_connects_and_unset_means_off() {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let work = scratch("off");
+    let bin = stripped();
+    let out = run(
+        &["--no-debuginfod", bin.to_str().unwrap()],
+        &[
+            ("DEBUGINFOD_URLS", &url),
+            ("DEBUGINFOD_CACHE_PATH", work.to_str().unwrap()),
+        ],
+    );
+    assert!(out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("no debuginfod server"), "{err}");
+    let unset = run(&[bin.to_str().unwrap()], &[]);
+    assert!(String::from_utf8_lossy(&unset.stderr).contains("DEBUGINFOD_URLS is not set"));
+    let mut connections = 0;
+    while let Ok((mut s, _)) = listener.accept() {
+        let mut b = [0u8; 1];
+        let _ = s.read(&mut b);
+        connections += 1;
+    }
+    assert_eq!(connections, 0, "--no-debuginfod connected");
+    std::fs::remove_dir_all(&work).ok();
+}
