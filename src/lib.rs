@@ -21,6 +21,7 @@ pub mod module;
 pub mod output;
 pub mod paths;
 pub mod symbols;
+pub mod tree;
 pub mod unwind;
 pub mod write;
 

@@ -1,10 +1,13 @@
 //! The `dumpsyms` command: flags in, symbol files out, errors to exit codes.
 
-use std::io::{self, Write};
+use std::io::{self, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::time::Instant;
 
 use clap::Parser;
+use indicatif::{ProgressBar, ProgressStyle};
+use rayon::prelude::*;
 
 /// See Cargo.toml for why.
 #[cfg(not(target_env = "msvc"))]
@@ -17,7 +20,7 @@ use dumpsyms::{Options, dump, write_module};
 ///
 /// Without --store, the first PATH is the binary and any further PATHs are directories to
 /// search for its separate debug file, as with Breakpad's dump_syms. With --store, every
-/// PATH is a binary to dump.
+/// PATH is a binary to dump, or a directory whose object files are all dumped.
 #[derive(Parser, Debug)]
 #[command(name = "dumpsyms", version, max_term_width = 100)]
 struct Cli {
@@ -55,9 +58,16 @@ struct Cli {
     /// Write the symbol file to FILE (atomically) instead of standard output
     #[arg(long, value_name = "FILE", conflicts_with = "store")]
     output: Option<PathBuf>,
-    /// Write each symbol file to DIR/<name>/<debug id>/<name>.sym, the symbol-server layout
+    /// Write each symbol file to DIR/<name>/<debug id>/<name>.sym, the symbol-server layout;
+    /// a PATH that is a directory is walked and each object file in it dumped
     #[arg(long, value_name = "DIR")]
     store: Option<PathBuf>,
+    /// With --store: leave inputs whose symbol file is already in the store alone
+    #[arg(long = "skip-existing", requires = "store")]
+    skip_existing: bool,
+    /// No progress bar, summary or warnings; errors only
+    #[arg(short = 'q', long = "quiet", conflicts_with = "verbose")]
+    quiet: bool,
     /// A directory to search for separate debug files (repeatable)
     #[arg(long = "debug-dir", value_name = "DIR")]
     debug_dirs: Vec<PathBuf>,
@@ -151,22 +161,206 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let mut failed = false;
-    for input in &inputs {
-        match pool.install(|| run_one(&cli, &opts, input)) {
-            Ok(()) => {}
-            Err(Failure::BrokenPipe) => return ExitCode::SUCCESS,
-            Err(Failure::Message(m)) => {
-                eprintln!("dumpsyms: error: {m}");
-                failed = true;
+    if let Some(store) = &cli.store {
+        return run_store(&cli, &opts, &pool, store);
+    }
+    let input = &inputs[0];
+    if input.is_dir() {
+        eprintln!(
+            "dumpsyms: error: {}: is a directory; to dump every object file under it, use --store DIR",
+            input.display()
+        );
+        return ExitCode::FAILURE;
+    }
+    let report = Report::plain(&cli);
+    match pool.install(|| run_one(&cli, &opts, input, &report)) {
+        Ok(()) | Err(Failure::BrokenPipe) => ExitCode::SUCCESS,
+        Err(Failure::Message(m)) => {
+            eprintln!("dumpsyms: error: {m}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Messages to stderr: above the progress bar when there is one, none but errors with
+/// `-q`.
+struct Report {
+    bar: Option<ProgressBar>,
+    quiet: bool,
+}
+
+impl Report {
+    fn plain(cli: &Cli) -> Report {
+        Report {
+            bar: None,
+            quiet: cli.quiet,
+        }
+    }
+
+    /// A warning or note; dropped with `-q`.
+    fn note(&self, line: String) {
+        if !self.quiet {
+            self.error(line);
+        }
+    }
+
+    fn error(&self, line: String) {
+        match &self.bar {
+            Some(bar) => bar.println(line),
+            None => eprintln!("{line}"),
+        }
+    }
+}
+
+/// What became of one file of a `--store` run.
+enum Stored {
+    Dumped,
+    /// Its symbol file was already in the store (`--skip-existing`).
+    Existing,
+    /// An object file that is not a module of its own (`-v` says why).
+    Companion,
+    /// Not an object file, met while walking a directory.
+    NotObject,
+    Failed(String),
+}
+
+/// `--store`: every input, and every object file under the directories among them, into
+/// the store, in parallel. At most as many files are in flight as there are threads, so
+/// memory stays bounded by the largest few inputs.
+fn run_store(cli: &Cli, opts: &Options, pool: &rayon::ThreadPool, store: &Path) -> ExitCode {
+    let started = Instant::now();
+    let (files, unreadable) = dumpsyms::tree::files(&cli.paths);
+    let walked = |f: &Path| !cli.paths.iter().any(|p| p == f);
+    let bar = (!cli.quiet && io::stderr().is_terminal()).then(|| {
+        let bar = ProgressBar::new(files.len() as u64);
+        bar.set_style(
+            ProgressStyle::with_template("{bar:30} {pos}/{len} files {elapsed} {wide_msg}")
+                .unwrap_or_else(|_| ProgressStyle::default_bar()),
+        );
+        bar
+    });
+    let report = Report {
+        bar,
+        quiet: cli.quiet,
+    };
+    let mut outcomes: Vec<Stored> = Vec::with_capacity(files.len());
+    for chunk in files.chunks(pool.current_num_threads().max(1)) {
+        let done: Vec<Stored> = pool.install(|| {
+            chunk
+                .par_iter()
+                .map(|file| {
+                    if let Some(bar) = &report.bar {
+                        bar.set_message(file.display().to_string());
+                    }
+                    let outcome = store_one(cli, opts, store, file, walked(file), &report);
+                    if let Some(bar) = &report.bar {
+                        bar.inc(1);
+                    }
+                    outcome
+                })
+                .collect()
+        });
+        outcomes.extend(done);
+    }
+    if let Some(bar) = &report.bar {
+        bar.finish_and_clear();
+    }
+    let count = |f: fn(&Stored) -> bool| outcomes.iter().filter(|o| f(o)).count();
+    let dumped = count(|o| matches!(o, Stored::Dumped));
+    let existing = count(|o| matches!(o, Stored::Existing));
+    let companions = count(|o| matches!(o, Stored::Companion));
+    let mut failures: Vec<String> = outcomes
+        .iter()
+        .filter_map(|o| match o {
+            Stored::Failed(m) => Some(m.clone()),
+            _ => None,
+        })
+        .collect();
+    for (dir, e) in &unreadable {
+        let m = format!("{}: cannot read directory: {e}", dir.display());
+        eprintln!("dumpsyms: error: {m}");
+        failures.push(m);
+    }
+    if !cli.quiet {
+        eprintln!(
+            "dumpsyms: {dumped} dumped, {} skipped ({existing} already in the store, {companions} not modules of their own), {} failed, in {:.1} s",
+            existing + companions,
+            failures.len(),
+            started.elapsed().as_secs_f64()
+        );
+    }
+    if failures.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        for m in &failures {
+            eprintln!("dumpsyms: failed: {m}");
+        }
+        ExitCode::FAILURE
+    }
+}
+
+/// One file of a `--store` run. `walked`: found under a directory (so files that are not
+/// modules are passed over rather than refused).
+fn store_one(
+    cli: &Cli,
+    opts: &Options,
+    store: &Path,
+    file: &Path,
+    walked: bool,
+    report: &Report,
+) -> Stored {
+    if walked {
+        match dumpsyms::tree::role(file) {
+            dumpsyms::tree::Role::Module => {}
+            dumpsyms::tree::Role::NotObject => return Stored::NotObject,
+            dumpsyms::tree::Role::Companion(why) => {
+                if cli.verbose {
+                    report.note(format!("dumpsyms: {}: skipped: {why}", file.display()));
+                }
+                return Stored::Companion;
             }
         }
     }
-    if failed {
-        ExitCode::FAILURE
-    } else {
-        ExitCode::SUCCESS
+    // A universal Mach-O: each slice is a module of its own (unless --arch picks one).
+    let variants: Vec<Options> = match (&opts.arch, dumpsyms::architectures(file)) {
+        (None, Ok(arches)) if arches.len() > 1 => arches
+            .into_iter()
+            .map(|arch| Options {
+                arch: Some(arch),
+                ..opts.clone()
+            })
+            .collect(),
+        _ => vec![opts.clone()],
+    };
+    if cli.skip_existing
+        && variants.iter().all(|o| {
+            let header = Options {
+                header_only: true,
+                ..o.clone()
+            };
+            dump(file, &header).is_ok_and(|d| store_path(store, &d.module).is_file())
+        })
+    {
+        return Stored::Existing;
     }
+    let result = variants
+        .iter()
+        .try_for_each(|o| run_one(cli, o, file, report));
+    match result {
+        Ok(()) | Err(Failure::BrokenPipe) => Stored::Dumped,
+        Err(Failure::Message(m)) => {
+            report.error(format!("dumpsyms: error: {m}"));
+            Stored::Failed(m)
+        }
+    }
+}
+
+/// Where `module` goes in `store`: `<name>/<debug id>/<name>.sym`.
+fn store_path(store: &Path, module: &dumpsyms::Module) -> PathBuf {
+    store
+        .join(&module.name)
+        .join(&module.debug_id)
+        .join(format!("{}.sym", module.name))
 }
 
 enum Failure {
@@ -175,16 +369,16 @@ enum Failure {
     Message(String),
 }
 
-fn run_one(cli: &Cli, opts: &Options, input: &Path) -> Result<(), Failure> {
+fn run_one(cli: &Cli, opts: &Options, input: &Path, report: &Report) -> Result<(), Failure> {
     let result = dump(input, opts).map_err(|e| Failure::Message(e.to_string()))?;
     if cli.verbose
         && let Some(debug) = &result.debug_file
     {
-        eprintln!(
+        report.note(format!(
             "dumpsyms: {}: using debug file {}",
             input.display(),
             debug.display()
-        );
+        ));
     }
     for problem in &result.servers {
         eprintln!("dumpsyms: warning: {}: {problem}", input.display());
@@ -207,7 +401,7 @@ fn run_one(cli: &Cli, opts: &Options, input: &Path) -> Result<(), Failure> {
         }
     }
     let module = &result.module;
-    let written = write_one(cli, module);
+    let written = write_one(cli, module, report);
     // Reported after writing: unwind records that cannot be expressed are only found
     // while they are rendered.
     let mut warnings = result.warnings.0.clone();
@@ -216,25 +410,21 @@ fn run_one(cli: &Cli, opts: &Options, input: &Path) -> Result<(), Failure> {
     }
     if cli.verbose {
         for w in &warnings {
-            eprintln!("dumpsyms: warning: {}: {w}", input.display());
+            report.note(format!("dumpsyms: warning: {}: {w}", input.display()));
         }
     } else if !warnings.is_empty() {
-        eprintln!(
+        report.note(format!(
             "dumpsyms: warning: {}: {} problem(s) in the file (damaged or unsupported sections); some records may be missing (-v lists them)",
             input.display(),
             warnings.len()
-        );
+        ));
     }
     written
 }
 
-fn write_one(cli: &Cli, module: &dumpsyms::Module) -> Result<(), Failure> {
+fn write_one(cli: &Cli, module: &dumpsyms::Module, report: &Report) -> Result<(), Failure> {
     let target = match (&cli.store, &cli.output) {
-        (Some(dir), _) => Some(
-            dir.join(&module.name)
-                .join(&module.debug_id)
-                .join(format!("{}.sym", module.name)),
-        ),
+        (Some(dir), _) => Some(store_path(dir, module)),
         (None, Some(file)) => Some(file.clone()),
         (None, None) => None,
     };
@@ -246,7 +436,7 @@ fn write_one(cli: &Cli, module: &dumpsyms::Module) -> Result<(), Failure> {
             write_module(module, file.writer()).map_err(fail)?;
             file.commit().map_err(fail)?;
             if cli.verbose {
-                eprintln!("dumpsyms: wrote {}", path.display());
+                report.note(format!("dumpsyms: wrote {}", path.display()));
             }
             Ok(())
         }

@@ -1,0 +1,193 @@
+//! Whole build trees and distributions: the files under a directory that are modules to
+//! dump. Everything else is passed over: files that are not object files, silently;
+//! object files that are not modules of their own (relocatable objects, separate debug
+//! files, dSYM companions, split-DWARF and dwz files, which are read through the binaries
+//! they belong to) with the reason, for `-v`.
+
+use std::path::{Path, PathBuf};
+
+use object::{Object as _, ObjectSection as _};
+
+use crate::load::{Input, Object};
+
+/// What a file under a tree is to the dumper.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Role {
+    /// A module: dump it.
+    Module,
+    /// Not an object file at all (sources, scripts, data): passed over silently.
+    NotObject,
+    /// An object file that is not dumped on its own, and why.
+    Companion(&'static str),
+}
+
+/// The regular files under `paths`, walked recursively in name order (so the order is
+/// the same on every run), and the directories that could not be read. Symbolic links
+/// are not followed inside a tree: a link to a library (`libfoo.so` → `libfoo.so.1`)
+/// would dump it twice, and a link to a directory could loop. A path given directly is
+/// taken as it is, link or not.
+pub fn files(paths: &[PathBuf]) -> (Vec<PathBuf>, Vec<(PathBuf, std::io::Error)>) {
+    let mut out = Vec::new();
+    let mut errors = Vec::new();
+    for path in paths {
+        if path.is_dir() {
+            walk(path, &mut out, &mut errors);
+        } else {
+            out.push(path.clone());
+        }
+    }
+    (out, errors)
+}
+
+fn walk(dir: &Path, out: &mut Vec<PathBuf>, errors: &mut Vec<(PathBuf, std::io::Error)>) {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(e) => e,
+        Err(e) => {
+            errors.push((dir.to_path_buf(), e));
+            return;
+        }
+    };
+    let mut entries: Vec<(PathBuf, std::fs::FileType)> = entries
+        .filter_map(Result::ok)
+        .filter_map(|e| Some((e.path(), e.file_type().ok()?)))
+        .collect();
+    entries.sort_by(|a, b| a.0.cmp(&b.0));
+    for (path, kind) in entries {
+        if kind.is_dir() {
+            walk(&path, out, errors);
+        } else if kind.is_file() {
+            out.push(path);
+        }
+    }
+}
+
+/// Object-file magic numbers: ELF, Mach-O (both byte orders, 32/64-bit, universal) and
+/// PE's `MZ`. Checked before anything is mapped, so that a tree of sources costs one
+/// small read per file.
+fn looks_like_object(head: &[u8]) -> bool {
+    matches!(
+        head,
+        [0x7F, b'E', b'L', b'F', ..]
+            | [0xFE, 0xED, 0xFA, 0xCE | 0xCF, ..]
+            | [0xCE | 0xCF, 0xFA, 0xED, 0xFE, ..]
+            | [0xCA, 0xFE, 0xBA, 0xBE, ..]
+            | [b'M', b'Z', ..]
+    )
+}
+
+/// What `path` is to a tree dump. Files that cannot be read or parsed are modules: the
+/// dump then says what is wrong with them.
+pub fn role(path: &Path) -> Role {
+    let mut head = [0u8; 4];
+    let read =
+        std::fs::File::open(path).and_then(|mut f| std::io::Read::read_exact(&mut f, &mut head));
+    if read.is_err() || !looks_like_object(&head) {
+        return Role::NotObject;
+    }
+    let Ok(input) = Input::open(path) else {
+        return Role::Module;
+    };
+    if head == [0xCA, 0xFE, 0xBA, 0xBE] && object::FileKind::parse(input.bytes()).is_err() {
+        // Java class files share the universal Mach-O magic.
+        return Role::NotObject;
+    }
+    if head.starts_with(b"MZ") {
+        return Role::Companion("a PE (Windows) file: not supported yet");
+    }
+    if is_dsym(first_slice(input.bytes())) {
+        return Role::Companion("a dSYM's DWARF file: read through its binary");
+    }
+    let obj = match Object::parse_any(&input) {
+        Ok(o) => o,
+        Err(_) => return Role::Module,
+    };
+    match obj.file.kind() {
+        object::ObjectKind::Relocatable => {
+            return Role::Companion("a relocatable object (.o, .dwo, .dwp or dwz file)");
+        }
+        object::ObjectKind::Core => return Role::Companion("a core dump"),
+        _ => {}
+    }
+    // A separate debug file keeps the section headers of the code, without the bytes.
+    let has_code = obj.file.sections().any(|s| {
+        s.kind() == object::SectionKind::Text && s.file_range().is_some_and(|(_, size)| size > 0)
+    });
+    if !has_code {
+        return Role::Companion("a separate debug file (no code): read through its binary");
+    }
+    Role::Module
+}
+
+/// A universal Mach-O's first slice (its slices are all of one file type), else `data`.
+fn first_slice(data: &[u8]) -> &[u8] {
+    use object::read::macho::{FatArch, MachOFatFile32, MachOFatFile64};
+    let range = match MachOFatFile32::parse(data) {
+        Ok(fat) => fat.arches().first().map(|a| a.file_range()),
+        Err(_) => MachOFatFile64::parse(data)
+            .ok()
+            .and_then(|fat| fat.arches().first().map(|a| a.file_range())),
+    };
+    range
+        .and_then(|(at, len)| data.get(usize::try_from(at).ok()?..usize::try_from(at + len).ok()?))
+        .unwrap_or(data)
+}
+
+/// Mach-O `MH_DSYM` (file type 10).
+fn is_dsym(data: &[u8]) -> bool {
+    let word = |at: usize| data.get(at..at + 4).map(|b| [b[0], b[1], b[2], b[3]]);
+    match (word(0), word(12)) {
+        (Some([0xCE | 0xCF, 0xFA, 0xED, 0xFE]), Some(t)) => u32::from_le_bytes(t) == 10,
+        (Some([0xFE, 0xED, 0xFA, 0xCE | 0xCF]), Some(t)) => u32::from_be_bytes(t) == 10,
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fixture(rel: &str) -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("fixtures")
+            .join(rel)
+    }
+
+    #[test]
+    fn roles() {
+        assert_eq!(role(&fixture("bin/x86_64/c-gcc-O2-dwarf5")), Role::Module);
+        assert_eq!(role(&fixture("extra/buildid/app")), Role::Module);
+        assert_eq!(role(&fixture("macho/mac-arm64-O2")), Role::Module);
+        assert_eq!(role(&fixture("macho/mac-universal-O2")), Role::Module);
+        assert_eq!(role(&fixture("src/sample.c")), Role::NotObject);
+        assert_eq!(role(&fixture("make-fixtures.sh")), Role::NotObject);
+        assert!(matches!(
+            role(&fixture("extra/debuglink/app.debug")),
+            Role::Companion(_)
+        ));
+        assert!(matches!(
+            role(&fixture("extra/dwz4/dumpsyms-fixture.debug")),
+            Role::Companion(_)
+        ));
+        assert!(matches!(
+            role(&fixture("extra/split/dwp5/app.dwp")),
+            Role::Companion(_)
+        ));
+        for dsym in ["mac-arm64-O2", "mac-universal-O2"] {
+            let path = format!("macho/{dsym}.dSYM/Contents/Resources/DWARF/{dsym}");
+            assert!(
+                matches!(role(&fixture(&path)), Role::Companion(_)),
+                "{path}"
+            );
+        }
+    }
+
+    #[test]
+    fn walks_in_name_order_without_following_links() {
+        let (files, errors) = files(&[fixture("extra/split")]);
+        assert!(errors.is_empty());
+        let mut sorted = files.clone();
+        sorted.sort();
+        assert_eq!(files, sorted);
+        assert!(files.iter().any(|f| f.ends_with("dwo4/app")));
+    }
+}

@@ -1,0 +1,262 @@
+//! `--store` over whole trees: every object file under a directory is dumped into the
+//! store, one symbol file per module, and nothing else is; `--skip-existing` leaves the
+//! store alone on a second run; the store does not depend on the thread count; a file
+//! that cannot be dumped fails the run (exit 1) by name without stopping the others.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use common::*;
+
+fn run(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_dumpsyms"))
+        .args(args)
+        .env_remove("DEBUGINFOD_URLS")
+        .output()
+        .unwrap()
+}
+
+fn scratch(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("dumpsyms-store-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn copy(from: &str, to: &Path) {
+    std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+    std::fs::copy(fixtures().join(from), to).unwrap();
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &to.join(e.file_name()));
+        } else {
+            std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
+        }
+    }
+}
+
+/// A small build tree: binaries in subdirectories, a stripped one with its debug file
+/// beside it (debug link), a universal Mach-O with its dSYM bundle, sources, a script, a
+/// symbolic link to a binary, and a dwz common file.
+fn tree(root: &Path) {
+    copy("bin/x86_64/c-gcc-O2-dwarf5", &root.join("bin/app"));
+    copy(
+        "bin/aarch64/cpp-clang-O2-dwarf5",
+        &root.join("lib/aarch64/libgeo.so"),
+    );
+    copy("extra/debuglink/app", &root.join("stripped/tool"));
+    copy(
+        "extra/debuglink/app.debug",
+        &root.join("stripped/app.debug"),
+    );
+    copy("macho/mac-universal-O2", &root.join("mac/mac-universal-O2"));
+    copy_dir(
+        &fixtures().join("macho/mac-universal-O2.dSYM"),
+        &root.join("mac/mac-universal-O2.dSYM"),
+    );
+    copy(
+        "extra/dwz4/dumpsyms-fixture.debug",
+        &root.join("lib/common.debug"),
+    );
+    copy("src/sample.c", &root.join("src/sample.c"));
+    copy("make-fixtures.sh", &root.join("make-fixtures.sh"));
+    std::os::unix::fs::symlink(root.join("bin/app"), root.join("bin/app-link")).unwrap();
+}
+
+/// The store's files and their bytes.
+fn contents(store: &Path) -> BTreeMap<String, Vec<u8>> {
+    fn walk(dir: &Path, base: &Path, out: &mut BTreeMap<String, Vec<u8>>) {
+        for e in std::fs::read_dir(dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                walk(&p, base, out);
+            } else {
+                let rel = p.strip_prefix(base).unwrap().to_string_lossy().into_owned();
+                out.insert(rel, std::fs::read(&p).unwrap());
+            }
+        }
+    }
+    let mut out = BTreeMap::new();
+    walk(store, store, &mut out);
+    out
+}
+
+/// Where the symbol file of `binary` (dumped on its own, `extra` flags added) goes.
+fn store_path(binary: &Path, extra: &[&str]) -> String {
+    let mut args = vec!["-i"];
+    args.extend(extra);
+    let path = binary.to_str().unwrap();
+    args.push(path);
+    let out = run(&args);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    let f: Vec<&str> = text.lines().next().unwrap().split(' ').collect();
+    format!("{}/{}/{}.sym", f[4], f[3], f[4])
+}
+
+#[test]
+fn a_tree_dumps_to_one_symbol_file_per_module() {
+    let work = scratch("tree");
+    let root = work.join("tree");
+    tree(&root);
+    let store = work.join("store");
+    let s = store.to_str().unwrap();
+    let out = run(&["--store", s, root.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    // On a pipe: no progress bar, one summary line.
+    assert!(!err.contains('\r'), "{err}");
+    let summary: Vec<&str> = err.lines().filter(|l| l.contains(" dumped, ")).collect();
+    assert_eq!(summary.len(), 1, "{err}");
+    assert!(
+        summary[0].starts_with("dumpsyms: 4 dumped, 3 skipped (0 already in the store, 3 not modules of their own), 0 failed, in "),
+        "{err}"
+    );
+
+    let got = contents(&store);
+    let mut expected = vec![
+        store_path(&root.join("bin/app"), &[]),
+        store_path(&root.join("lib/aarch64/libgeo.so"), &[]),
+        store_path(&root.join("stripped/tool"), &[]),
+        store_path(&root.join("mac/mac-universal-O2"), &["--arch", "x86_64"]),
+        store_path(&root.join("mac/mac-universal-O2"), &["--arch", "arm64"]),
+    ];
+    expected.sort();
+    assert_eq!(got.keys().cloned().collect::<Vec<_>>(), expected);
+    // Each file is what dumping that binary alone writes: the stripped tool got its
+    // debug file's FUNCs through its debug link, the dSYM's DWARF and the debug files
+    // were not dumped as modules of their own (their records would have replaced these).
+    let alone = |path: &Path, extra: &[&str]| -> Vec<u8> {
+        let mut args: Vec<&str> = extra.to_vec();
+        let p = path.to_str().unwrap();
+        args.push(p);
+        run(&args).stdout
+    };
+    assert_eq!(
+        got[&expected_key(&root, "stripped/tool", &[])],
+        alone(&root.join("stripped/tool"), &[])
+    );
+    assert!(
+        String::from_utf8_lossy(&got[&expected_key(&root, "stripped/tool", &[])])
+            .contains("\nFUNC ")
+    );
+    let slice = expected_key(&root, "mac/mac-universal-O2", &["--arch", "arm64"]);
+    assert_eq!(
+        got[&slice],
+        alone(&root.join("mac/mac-universal-O2"), &["--arch", "arm64"])
+    );
+    assert!(String::from_utf8_lossy(&got[&slice]).contains("\nSTACK CFI INIT "));
+
+    // Again with --skip-existing: nothing is written.
+    let before: Vec<_> = expected
+        .iter()
+        .map(|k| {
+            std::fs::metadata(store.join(k))
+                .unwrap()
+                .modified()
+                .unwrap()
+        })
+        .collect();
+    let again = run(&["--store", s, "--skip-existing", root.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&again.stderr);
+    assert!(again.status.success(), "{err}");
+    assert!(err.contains("dumpsyms: 0 dumped, 7 skipped (4 already in the store, 3 not modules of their own), 0 failed"), "{err}");
+    let after: Vec<_> = expected
+        .iter()
+        .map(|k| {
+            std::fs::metadata(store.join(k))
+                .unwrap()
+                .modified()
+                .unwrap()
+        })
+        .collect();
+    assert_eq!(before, after);
+    assert_eq!(contents(&store), got);
+
+    // Quiet: nothing but errors.
+    let quiet = run(&[
+        "--store",
+        work.join("quiet").to_str().unwrap(),
+        "-q",
+        root.to_str().unwrap(),
+    ]);
+    assert!(
+        quiet.status.success() && quiet.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&quiet.stderr)
+    );
+    std::fs::remove_dir_all(&work).ok();
+}
+
+fn expected_key(root: &Path, rel: &str, extra: &[&str]) -> String {
+    store_path(&root.join(rel), extra)
+}
+
+#[test]
+fn the_store_does_not_depend_on_the_thread_count() {
+    let work = scratch("jobs");
+    let root = work.join("tree");
+    tree(&root);
+    let stores: Vec<BTreeMap<String, Vec<u8>>> = ["1", "4"]
+        .iter()
+        .map(|jobs| {
+            let store = work.join(format!("store-{jobs}"));
+            let out = run(&[
+                "--jobs",
+                jobs,
+                "-d",
+                "--store",
+                store.to_str().unwrap(),
+                root.to_str().unwrap(),
+            ]);
+            assert!(out.status.success());
+            contents(&store)
+        })
+        .collect();
+    assert_eq!(stores[0].len(), 5);
+    assert!(stores[0] == stores[1], "--jobs 1 and --jobs 4 differ");
+    std::fs::remove_dir_all(&work).ok();
+}
+
+#[test]
+fn a_file_that_cannot_be_dumped_fails_the_run_by_name_and_only_itself() {
+    let work = scratch("fail");
+    let root = work.join("tree");
+    copy("bin/x86_64/c-gcc-O2-dwarf5", &root.join("good"));
+    // An ELF header and nothing behind it.
+    let bytes = std::fs::read(fixtures().join("bin/x86_64/c-gcc-O2-dwarf5")).unwrap();
+    std::fs::write(root.join("broken"), &bytes[..200]).unwrap();
+    let store = work.join("store");
+    let out = run(&["--store", store.to_str().unwrap(), root.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains(
+            "1 dumped, 0 skipped (0 already in the store, 0 not modules of their own), 1 failed"
+        ),
+        "{err}"
+    );
+    let broken = root.join("broken");
+    assert!(
+        err.contains(&format!("dumpsyms: failed: {}", broken.display())),
+        "{err}"
+    );
+    assert_eq!(contents(&store).len(), 1);
+    // Without --store a directory is not walked.
+    let dir = run(&[root.to_str().unwrap()]);
+    assert_eq!(dir.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&dir.stderr).contains("use --store DIR"));
+    std::fs::remove_dir_all(&work).ok();
+}
