@@ -23,6 +23,7 @@ pub mod paths;
 pub mod symbols;
 pub mod tree;
 pub mod unwind;
+pub mod upload;
 pub mod write;
 
 use std::path::{Path, PathBuf};

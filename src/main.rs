@@ -62,6 +62,19 @@ struct Cli {
     /// a PATH that is a directory is walked and each object file in it dumped
     #[arg(long, value_name = "DIR")]
     store: Option<PathBuf>,
+    /// Send each symbol file written to the symbol server at URL (with --store or
+    /// --output); a key or token comes from DUMPSYMS_UPLOAD_TOKEN
+    #[arg(long, value_name = "URL")]
+    upload: Option<String>,
+    /// The server's protocol: sym-upload-v1 (Breakpad's multipart POST), sym-upload-v2
+    /// (Google's, API key) or tecken (Mozilla's, zips and Auth-Token)
+    #[arg(
+        long = "upload-protocol",
+        value_name = "PROTOCOL",
+        default_value = "sym-upload-v1",
+        requires = "upload"
+    )]
+    upload_protocol: dumpsyms::upload::Protocol,
     /// With --store: leave inputs whose symbol file is already in the store alone
     #[arg(long = "skip-existing", requires = "store")]
     skip_existing: bool,
@@ -148,6 +161,22 @@ fn main() -> ExitCode {
         eprintln!("dumpsyms: error: -b: a debug id cannot be empty or contain spaces");
         return ExitCode::from(2);
     }
+    let uploader = match &cli.upload {
+        None => None,
+        Some(_) if cli.store.is_none() && cli.output.is_none() => {
+            eprintln!(
+                "dumpsyms: error: --upload sends the files written: use it with --store or --output"
+            );
+            return ExitCode::from(2);
+        }
+        Some(url) => match dumpsyms::upload::Uploader::new(url, cli.upload_protocol) {
+            Ok(u) => Some(u),
+            Err(e) => {
+                eprintln!("dumpsyms: error: {e}");
+                return ExitCode::from(2);
+            }
+        },
+    };
     // As large as the main thread's: GNU's demangler parses into stack arrays (up to
     // ~1.2 MiB for the longest name it is given) and recursion on deep names adds more.
     let mut pool = rayon::ThreadPoolBuilder::new().stack_size(8 << 20);
@@ -162,7 +191,7 @@ fn main() -> ExitCode {
         }
     };
     if let Some(store) = &cli.store {
-        return run_store(&cli, &opts, &pool, store);
+        return run_store(&cli, &opts, &pool, store, uploader.as_ref());
     }
     let input = &inputs[0];
     if input.is_dir() {
@@ -174,7 +203,13 @@ fn main() -> ExitCode {
     }
     let report = Report::plain(&cli);
     match pool.install(|| run_one(&cli, &opts, input, &report)) {
-        Ok(()) | Err(Failure::BrokenPipe) => ExitCode::SUCCESS,
+        Ok(written) => match (&uploader, written) {
+            (Some(u), Some(path)) if !upload(&cli, u, std::slice::from_ref(&path), &report) => {
+                ExitCode::FAILURE
+            }
+            _ => ExitCode::SUCCESS,
+        },
+        Err(Failure::BrokenPipe) => ExitCode::SUCCESS,
         Err(Failure::Message(m)) => {
             eprintln!("dumpsyms: error: {m}");
             ExitCode::FAILURE
@@ -214,7 +249,8 @@ impl Report {
 
 /// What became of one file of a `--store` run.
 enum Stored {
-    Dumped,
+    /// Dumped into these symbol files (a universal binary's slices make several).
+    Dumped(Vec<PathBuf>),
     /// Its symbol file was already in the store (`--skip-existing`).
     Existing,
     /// An object file that is not a module of its own (`-v` says why).
@@ -227,7 +263,13 @@ enum Stored {
 /// `--store`: every input, and every object file under the directories among them, into
 /// the store, in parallel. At most as many files are in flight as there are threads, so
 /// memory stays bounded by the largest few inputs.
-fn run_store(cli: &Cli, opts: &Options, pool: &rayon::ThreadPool, store: &Path) -> ExitCode {
+fn run_store(
+    cli: &Cli,
+    opts: &Options,
+    pool: &rayon::ThreadPool,
+    store: &Path,
+    uploader: Option<&dumpsyms::upload::Uploader>,
+) -> ExitCode {
     let started = Instant::now();
     let (files, unreadable) = dumpsyms::tree::files(&cli.paths);
     let walked = |f: &Path| !cli.paths.iter().any(|p| p == f);
@@ -266,7 +308,7 @@ fn run_store(cli: &Cli, opts: &Options, pool: &rayon::ThreadPool, store: &Path) 
         bar.finish_and_clear();
     }
     let count = |f: fn(&Stored) -> bool| outcomes.iter().filter(|o| f(o)).count();
-    let dumped = count(|o| matches!(o, Stored::Dumped));
+    let dumped = count(|o| matches!(o, Stored::Dumped(_)));
     let existing = count(|o| matches!(o, Stored::Existing));
     let companions = count(|o| matches!(o, Stored::Companion));
     let mut failures: Vec<String> = outcomes
@@ -289,14 +331,74 @@ fn run_store(cli: &Cli, opts: &Options, pool: &rayon::ThreadPool, store: &Path) 
             started.elapsed().as_secs_f64()
         );
     }
-    if failures.is_empty() {
+    for m in &failures {
+        eprintln!("dumpsyms: failed: {m}");
+    }
+    let written: Vec<PathBuf> = outcomes
+        .into_iter()
+        .flat_map(|o| match o {
+            Stored::Dumped(paths) => paths,
+            _ => Vec::new(),
+        })
+        .collect();
+    let uploaded = match uploader {
+        Some(u) if !written.is_empty() => upload(cli, u, &written, &report),
+        _ => true,
+    };
+    if failures.is_empty() && uploaded {
         ExitCode::SUCCESS
     } else {
-        for m in &failures {
-            eprintln!("dumpsyms: failed: {m}");
-        }
         ExitCode::FAILURE
     }
+}
+
+/// Sends the symbol files at `paths`; false if any failed (each failure is named).
+fn upload(
+    cli: &Cli,
+    uploader: &dumpsyms::upload::Uploader,
+    paths: &[PathBuf],
+    report: &Report,
+) -> bool {
+    use dumpsyms::upload::{Sent, SymbolFile};
+    let mut files = Vec::with_capacity(paths.len());
+    let mut failed = 0usize;
+    for p in paths {
+        match SymbolFile::read(p) {
+            Ok(f) => files.push(f),
+            Err(e) => {
+                report.error(format!("dumpsyms: error: upload: {e}"));
+                failed += 1;
+            }
+        }
+    }
+    let (mut sent, mut there) = (0usize, 0usize);
+    for (what, result) in uploader.send(&files) {
+        match result {
+            Ok(Sent::Uploaded) => {
+                sent += 1;
+                if cli.verbose {
+                    report.note(format!("dumpsyms: uploaded {what}"));
+                }
+            }
+            Ok(Sent::AlreadyThere) => {
+                there += 1;
+                if cli.verbose {
+                    report.note(format!("dumpsyms: {what}: already on the server"));
+                }
+            }
+            Err(e) => {
+                report.error(format!("dumpsyms: error: uploading {what}: {e}"));
+                failed += 1;
+            }
+        }
+    }
+    if !cli.quiet {
+        eprintln!(
+            "dumpsyms: upload to {}: {sent} sent, {there} already there, {failed} failed",
+            uploader.url
+        );
+    }
+    failed == 0
 }
 
 /// One file of a `--store` run. `walked`: found under a directory (so files that are not
@@ -343,11 +445,13 @@ fn store_one(
     {
         return Stored::Existing;
     }
-    let result = variants
-        .iter()
-        .try_for_each(|o| run_one(cli, o, file, report));
+    let mut written = Vec::new();
+    let result = variants.iter().try_for_each(|o| {
+        written.extend(run_one(cli, o, file, report)?);
+        Ok(())
+    });
     match result {
-        Ok(()) | Err(Failure::BrokenPipe) => Stored::Dumped,
+        Ok(()) | Err(Failure::BrokenPipe) => Stored::Dumped(written),
         Err(Failure::Message(m)) => {
             report.error(format!("dumpsyms: error: {m}"));
             Stored::Failed(m)
@@ -369,7 +473,13 @@ enum Failure {
     Message(String),
 }
 
-fn run_one(cli: &Cli, opts: &Options, input: &Path, report: &Report) -> Result<(), Failure> {
+/// Dumps `input` and writes its symbol file; the path written, unless it went to stdout.
+fn run_one(
+    cli: &Cli,
+    opts: &Options,
+    input: &Path,
+    report: &Report,
+) -> Result<Option<PathBuf>, Failure> {
     let result = dump(input, opts).map_err(|e| Failure::Message(e.to_string()))?;
     if cli.verbose
         && let Some(debug) = &result.debug_file
@@ -422,7 +532,11 @@ fn run_one(cli: &Cli, opts: &Options, input: &Path, report: &Report) -> Result<(
     written
 }
 
-fn write_one(cli: &Cli, module: &dumpsyms::Module, report: &Report) -> Result<(), Failure> {
+fn write_one(
+    cli: &Cli,
+    module: &dumpsyms::Module,
+    report: &Report,
+) -> Result<Option<PathBuf>, Failure> {
     let target = match (&cli.store, &cli.output) {
         (Some(dir), _) => Some(store_path(dir, module)),
         (None, Some(file)) => Some(file.clone()),
@@ -438,14 +552,14 @@ fn write_one(cli: &Cli, module: &dumpsyms::Module, report: &Report) -> Result<()
             if cli.verbose {
                 report.note(format!("dumpsyms: wrote {}", path.display()));
             }
-            Ok(())
+            Ok(Some(path))
         }
         None => {
             let stdout = io::stdout();
             let mut out = io::BufWriter::with_capacity(1 << 16, stdout.lock());
             let r = write_module(module, &mut out).and_then(|()| out.flush());
             match r {
-                Ok(()) => Ok(()),
+                Ok(()) => Ok(None),
                 Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Err(Failure::BrokenPipe),
                 Err(e) => Err(Failure::Message(format!("standard output: {e}"))),
             }

@@ -1,0 +1,114 @@
+//! sym-upload-v2 (Google's crash server): `checkStatus`, then `uploads:create`, a PUT of
+//! the file to the URL it returns, and `:complete`. A file the server reports `FOUND` is
+//! not sent again.
+
+use serde_json::{Value, json};
+
+use super::{Sent, SymbolFile, Uploader, refused};
+use crate::fetch::http::{self, Outcome};
+
+pub(super) fn send(up: &Uploader, agent: &ureq::Agent, f: &SymbolFile) -> Result<Sent, String> {
+    let key = up.token.as_deref().unwrap_or("");
+    // A base URL: the API paths follow it.
+    let base = up.url.trim_end_matches('/');
+    let check = format!(
+        "{base}/v1/symbols/{}/{}:checkStatus",
+        encode(&f.name),
+        f.debug_id
+    );
+    let status = json_of(
+        &check,
+        http::with_retries(up.retries, || {
+            agent.get(&check).query("key", key).call().map_err(Box::new)
+        }),
+    )?;
+    if status["status"] == "FOUND" {
+        return Ok(Sent::AlreadyThere);
+    }
+
+    let create = format!("{base}/v1/uploads:create");
+    let created = json_of(
+        &create,
+        http::with_retries(up.retries, || {
+            agent
+                .post(&create)
+                .query("key", key)
+                .send_bytes(&[])
+                .map_err(Box::new)
+        }),
+    )?;
+    let (Some(put_url), Some(upload_key)) =
+        (created["uploadUrl"].as_str(), created["uploadKey"].as_str())
+    else {
+        return Err(format!(
+            "{create}: the answer has no uploadUrl and uploadKey: {created}"
+        ));
+    };
+
+    let len = f.len()?;
+    let put = http::with_retries(up.retries, || {
+        let file = std::fs::File::open(&f.path).map_err(|e| Box::new(ureq::Error::from(e)))?;
+        agent
+            .put(put_url)
+            .set("Content-Length", &len.to_string())
+            .send(file)
+            .map_err(Box::new)
+    });
+    match put {
+        Outcome::Ok(_) => {}
+        Outcome::Status(code, body) => return Err(refused(put_url, code, &body)),
+        Outcome::Unreachable(e) => return Err(format!("{put_url}: {e}")),
+    }
+
+    let complete = format!("{base}/v1/uploads/{}:complete", encode(upload_key));
+    let body = json!({
+        "symbol_id": {"debug_file": f.name, "debug_id": f.debug_id},
+        "symbol_upload_type": "BREAKPAD",
+    });
+    let done = json_of(
+        &complete,
+        http::with_retries(up.retries, || {
+            agent
+                .post(&complete)
+                .query("key", key)
+                .set("Content-Type", "application/json")
+                .send_string(&body.to_string())
+                .map_err(Box::new)
+        }),
+    )?;
+    match done["result"].as_str() {
+        Some("OK") => Ok(Sent::Uploaded),
+        Some("DUPLICATE_DATA") => Ok(Sent::AlreadyThere),
+        _ => Err(format!("{complete}: unexpected answer {done}")),
+    }
+}
+
+/// The JSON answer of a request, or the error it became.
+fn json_of(url: &str, outcome: Outcome) -> Result<Value, String> {
+    match outcome {
+        Outcome::Ok(r) => {
+            let mut text = String::new();
+            std::io::Read::read_to_string(
+                &mut std::io::Read::take(r.into_reader(), 1 << 20),
+                &mut text,
+            )
+            .map_err(|e| format!("{url}: {e}"))?;
+            serde_json::from_str(&text).map_err(|e| format!("{url}: not JSON ({e}): {text}"))
+        }
+        Outcome::Status(code, body) => Err(refused(url, code, &body)),
+        Outcome::Unreachable(e) => Err(format!("{url}: {e}")),
+    }
+}
+
+/// Percent-encodes a path segment (module names may hold spaces and the like).
+fn encode(segment: &str) -> String {
+    let mut out = String::with_capacity(segment.len());
+    for b in segment.bytes() {
+        if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
