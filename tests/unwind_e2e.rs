@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use minidump::Minidump;
 use minidump_unwind::FrameTrust;
 
-use common::walk::{CHAIN, store_symbols, walk};
+use common::walk::{CHAIN, serve_dir, store_symbols, walk, walk_http};
 use common::*;
 
 /// Waits until `pid` sleeps in a system call (the read the fixture blocks in).
@@ -91,8 +91,65 @@ fn minidump_processor_unwinds_the_chain_through_our_cfi() {
         println!("{i:>2} {:<24} {:<28} {:?}", f.0, f.1, f.2);
     }
 
-    // Frame 0 is libc's read, from the thread's context; every frame after it must come
-    // from CFI, in call order.
+    check_chain(&frames, &fixture_name, &libc_name);
+
+    // The same from a symbol server: the fixture and libc copied into a tree, dumped with
+    // `dumpsyms --store` into a store served over HTTP, and the walker fetching from it.
+    let tree = work.join("tree");
+    std::fs::create_dir_all(tree.join("lib")).unwrap();
+    std::fs::copy(&binary, tree.join(&fixture_name)).unwrap();
+    std::fs::copy(&libc, tree.join("lib").join(&libc_name)).unwrap();
+    let served = work.join("served");
+    let out = Command::new(env!("CARGO_BIN_EXE_dumpsyms"))
+        .arg("--store")
+        .arg(&served)
+        .arg(&tree)
+        .env_remove("DEBUGINFOD_URLS")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let (url, asked) = serve_dir(&served);
+    let fetched = walk_http(&dump, &url, &work.join("http-cache"), pid);
+    assert_eq!(
+        fetched, frames,
+        "walking with symbols from the server differs"
+    );
+    // The walker asks `<name>/<id>/<name>.sym?code_file=..&code_id=..`.
+    let asked: Vec<String> = asked
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|p| p.split('?').next().unwrap_or("").to_string())
+        .collect();
+    for name in [&fixture_name, &libc_name] {
+        assert!(
+            asked.iter().any(
+                |p| p.starts_with(&format!("/{name}/")) && p.ends_with(&format!("/{name}.sym"))
+            ),
+            "{name} was not fetched: {asked:?}"
+        );
+    }
+
+    // Control: the same minidump with symbol files written without CFI (-c) cannot be
+    // walked through CFI, so the frames above really came from our STACK CFI records.
+    let no_cfi = work.join("symbols-no-cfi");
+    store_symbols(&binary, &no_cfi, false);
+    store_symbols(&libc, &no_cfi, false);
+    let control = walk(&dump, &no_cfi, pid);
+    assert!(
+        control.iter().all(|f| f.2 != FrameTrust::CallFrameInfo),
+        "frames recovered through CFI without any: {control:?}"
+    );
+    std::fs::remove_dir_all(&work).ok();
+}
+
+/// Frame 0 is libc's read, from the thread's context; every frame after it must come
+/// from CFI, in call order.
+fn check_chain(frames: &[(String, String, FrameTrust)], fixture_name: &str, libc_name: &str) {
     assert_eq!(
         frames[0].0, libc_name,
         "innermost frame is not in libc: {frames:?}"
@@ -107,7 +164,7 @@ fn minidump_processor_unwinds_the_chain_through_our_cfi() {
         let f = &frames[start + k];
         assert_eq!(
             (f.0.as_str(), f.1.as_str()),
-            (fixture_name.as_str(), *name),
+            (fixture_name, *name),
             "frame {}",
             start + k
         );
@@ -123,16 +180,4 @@ fn minidump_processor_unwinds_the_chain_through_our_cfi() {
         assert_eq!(f.0, libc_name);
         assert_eq!(f.2, FrameTrust::CallFrameInfo, "libc frame {f:?}");
     }
-
-    // Control: the same minidump with symbol files written without CFI (-c) cannot be
-    // walked through CFI, so the frames above really came from our STACK CFI records.
-    let no_cfi = work.join("symbols-no-cfi");
-    store_symbols(&binary, &no_cfi, false);
-    store_symbols(&libc, &no_cfi, false);
-    let control = walk(&dump, &no_cfi, pid);
-    assert!(
-        control.iter().all(|f| f.2 != FrameTrust::CallFrameInfo),
-        "frames recovered through CFI without any: {control:?}"
-    );
-    std::fs::remove_dir_all(&work).ok();
 }
