@@ -194,7 +194,7 @@ fn main() -> ExitCode {
         return run_store(&cli, &opts, &pool, store, uploader.as_ref());
     }
     let input = &inputs[0];
-    if input.is_dir() {
+    if input.is_dir() && !dumpsyms::tree::is_dsym_bundle(input) {
         eprintln!(
             "dumpsyms: error: {}: is a directory; to dump every object file under it, use --store DIR",
             input.display()

@@ -30,13 +30,19 @@ pub fn files(paths: &[PathBuf]) -> (Vec<PathBuf>, Vec<(PathBuf, std::io::Error)>
     let mut out = Vec::new();
     let mut errors = Vec::new();
     for path in paths {
-        if path.is_dir() {
+        if path.is_dir() && !is_dsym_bundle(path) {
             walk(path, &mut out, &mut errors);
         } else {
             out.push(path.clone());
         }
     }
     (out, errors)
+}
+
+/// A `.dSYM` bundle given as an input stands for the DWARF file inside it (see
+/// [`crate::dump`]); walked into, that file would be a companion.
+pub fn is_dsym_bundle(path: &Path) -> bool {
+    path.extension().is_some_and(|e| e.eq_ignore_ascii_case("dSYM")) && path.is_dir()
 }
 
 fn walk(dir: &Path, out: &mut Vec<PathBuf>, errors: &mut Vec<(PathBuf, std::io::Error)>) {
@@ -189,5 +195,8 @@ mod tests {
         sorted.sort();
         assert_eq!(files, sorted);
         assert!(files.iter().any(|f| f.ends_with("dwo4/app")));
+        // A dSYM bundle given as an input is one, not a tree.
+        let bundle = fixture("macho/mac-arm64-O2.dSYM");
+        assert_eq!(super::files(&[bundle.clone()]).0, [bundle]);
     }
 }
