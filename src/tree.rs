@@ -199,6 +199,6 @@ mod tests {
         assert!(files.iter().any(|f| f.ends_with("dwo4/app")));
         // A dSYM bundle given as an input is one, not a tree.
         let bundle = fixture("macho/mac-arm64-O2.dSYM");
-        assert_eq!(super::files(&[bundle.clone()]).0, [bundle]);
+        assert_eq!(super::files(std::slice::from_ref(&bundle)).0, [bundle]);
     }
 }
