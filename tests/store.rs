@@ -160,29 +160,23 @@ fn a_tree_dumps_to_one_symbol_file_per_module() {
     assert!(String::from_utf8_lossy(&got[&slice]).contains("\nSTACK CFI INIT "));
 
     // Again with --skip-existing: nothing is written.
-    let before: Vec<_> = expected
-        .iter()
-        .map(|k| {
-            std::fs::metadata(store.join(k))
-                .unwrap()
-                .modified()
-                .unwrap()
-        })
-        .collect();
+    let mtimes = || -> Vec<_> {
+        expected
+            .iter()
+            .map(|k| {
+                std::fs::metadata(store.join(k))
+                    .unwrap()
+                    .modified()
+                    .unwrap()
+            })
+            .collect()
+    };
+    let before = mtimes();
     let again = run(&["--store", s, "--skip-existing", root.to_str().unwrap()]);
     let err = String::from_utf8_lossy(&again.stderr);
     assert!(again.status.success(), "{err}");
     assert!(err.contains("dumpsyms: 0 dumped, 7 skipped (4 already in the store, 3 not modules of their own), 0 failed"), "{err}");
-    let after: Vec<_> = expected
-        .iter()
-        .map(|k| {
-            std::fs::metadata(store.join(k))
-                .unwrap()
-                .modified()
-                .unwrap()
-        })
-        .collect();
-    assert_eq!(before, after);
+    assert_eq!(before, mtimes());
     assert_eq!(contents(&store), got);
 
     // Quiet: nothing but errors.

@@ -157,6 +157,46 @@ impl Uploader {
     }
 }
 
+/// One file part of a form: field name, file name, content type, the file.
+struct FilePart<'a> {
+    field: &'a str,
+    filename: &'a str,
+    content_type: &'a str,
+    path: &'a Path,
+}
+
+/// POSTs `form` with `file` as its last part to the upload URL, with `headers`;
+/// `expected` is the status the protocol calls success.
+fn post_form(
+    up: &Uploader,
+    agent: &ureq::Agent,
+    form: &multipart::Form,
+    file: &FilePart,
+    headers: &[(&str, &str)],
+    expected: u16,
+) -> Result<Sent, String> {
+    use crate::fetch::http::{self, Outcome};
+    let outcome = http::with_retries(up.retries, || {
+        let (len, body) = form
+            .with_file(file.field, file.filename, file.content_type, file.path)
+            .map_err(|e| Box::new(ureq::Error::from(e)))?;
+        let mut request = agent
+            .post(&up.url)
+            .set("Content-Type", &form.content_type())
+            .set("Content-Length", &len.to_string());
+        for (name, value) in headers {
+            request = request.set(name, value);
+        }
+        request.send(body).map_err(Box::new)
+    });
+    match outcome {
+        Outcome::Ok(r) if r.status() == expected => Ok(Sent::Uploaded),
+        Outcome::Ok(r) => Err(refused(&up.url, r.status(), "")),
+        Outcome::Status(code, body) => Err(refused(&up.url, code, &body)),
+        Outcome::Unreachable(e) => Err(format!("{}: {e}", up.url)),
+    }
+}
+
 /// A failed request as a message: the server's status and the start of its answer.
 fn refused(what: &str, code: u16, body: &str) -> String {
     let body = body.lines().next().unwrap_or("").trim();

@@ -5,8 +5,7 @@
 use std::io::Write as _;
 
 use super::multipart::Form;
-use super::{Sent, SymbolFile, Uploader, refused};
-use crate::fetch::http::{self, Outcome};
+use super::{FilePart, Sent, SymbolFile, Uploader, post_form};
 
 pub(super) fn send(
     up: &Uploader,
@@ -73,22 +72,11 @@ fn write_zip(path: &std::path::Path, batch: &[SymbolFile]) -> std::io::Result<()
 fn post(up: &Uploader, agent: &ureq::Agent, zip_path: &std::path::Path) -> Result<Sent, String> {
     let token = up.token.as_deref().unwrap_or("");
     let form = Form::new(&zip_path.display().to_string());
-    let outcome = http::with_retries(up.retries, || {
-        let (len, body) = form
-            .with_file("symbols.zip", "symbols.zip", "application/zip", zip_path)
-            .map_err(|e| Box::new(ureq::Error::from(e)))?;
-        agent
-            .post(&up.url)
-            .set("Auth-Token", token)
-            .set("Content-Type", &form.content_type())
-            .set("Content-Length", &len.to_string())
-            .send(body)
-            .map_err(Box::new)
-    });
-    match outcome {
-        Outcome::Ok(r) if r.status() == 201 => Ok(Sent::Uploaded),
-        Outcome::Ok(r) => Err(refused(&up.url, r.status(), "")),
-        Outcome::Status(code, body) => Err(refused(&up.url, code, &body)),
-        Outcome::Unreachable(e) => Err(format!("{}: {e}", up.url)),
-    }
+    let file = FilePart {
+        field: "symbols.zip",
+        filename: "symbols.zip",
+        content_type: "application/zip",
+        path: zip_path,
+    };
+    post_form(up, agent, &form, &file, &[("Auth-Token", token)], 201)
 }
