@@ -9,7 +9,7 @@ use std::process::{Command, Output};
 use common::*;
 
 fn dumpsyms(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_dumpsyms"))
+    dumpsyms_command()
         .args(args)
         .output()
         .expect("run dumpsyms")
@@ -344,7 +344,7 @@ fn store_writes_the_symbol_server_layout_for_each_input() {
 
 /// Runs dumpsyms, failing the test (not hanging it) if it has not finished in 30 s.
 fn dumpsyms_within_30s(args: &[&str]) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_dumpsyms"))
+    let mut child = dumpsyms_command()
         .args(args)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())

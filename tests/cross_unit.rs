@@ -8,13 +8,11 @@
 
 mod common;
 
-use std::process::Command;
-
 use common::*;
 
 fn dump(rel: &str, extra: &[&str]) -> String {
     let path = fixtures().join(rel);
-    let out = Command::new(env!("CARGO_BIN_EXE_dumpsyms"))
+    let out = dumpsyms_command()
         .args(["-d", "-n", "lto"])
         .args(extra)
         .arg(&path)

@@ -5,17 +5,14 @@
 
 mod common;
 
-use std::process::{Command, Output};
+use std::process::Output;
 
 use common::*;
 
 const NAME: &str = "c-gcc-O2-dwarf5";
 
 fn dumpsyms(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_dumpsyms"))
-        .args(args)
-        .output()
-        .unwrap()
+    dumpsyms_command().args(args).output().unwrap()
 }
 
 fn path(rel: &str) -> String {

@@ -38,11 +38,8 @@ fn scratch(tag: &str) -> PathBuf {
 
 /// Runs dumpsyms with `env` (and no other debuginfod settings from this environment).
 fn run(args: &[&str], env: &[(&str, &str)]) -> Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_dumpsyms"));
-    cmd.args(args)
-        .env_remove("DEBUGINFOD_URLS")
-        .env_remove("DEBUGINFOD_CACHE_PATH")
-        .env_remove("DEBUGINFOD_TIMEOUT");
+    let mut cmd = dumpsyms_command();
+    cmd.args(args);
     for (k, v) in env {
         cmd.env(k, v);
     }

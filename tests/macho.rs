@@ -5,7 +5,7 @@
 
 mod common;
 
-use std::process::{Command, Output};
+use std::process::Output;
 
 use common::scoring::*;
 use common::*;
@@ -19,10 +19,7 @@ fn macho(rel: &str) -> String {
 }
 
 fn dumpsyms(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_dumpsyms"))
-        .args(args)
-        .output()
-        .unwrap()
+    dumpsyms_command().args(args).output().unwrap()
 }
 
 fn text(o: &Output) -> String {

@@ -4,13 +4,11 @@
 
 mod common;
 
-use std::process::Command;
-
 use common::*;
 
 /// Runs `dumpsyms -v` on a regression input: (exit status, stdout, stderr).
 fn dump(name: &str) -> (bool, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_dumpsyms"))
+    let out = dumpsyms_command()
         .arg("-v")
         .arg(fixtures().join("regress").join(name))
         .output()

@@ -7,16 +7,12 @@ mod common;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 use common::*;
 
 fn run(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_dumpsyms"))
-        .args(args)
-        .env_remove("DEBUGINFOD_URLS")
-        .output()
-        .unwrap()
+    dumpsyms_command().args(args).output().unwrap()
 }
 
 fn scratch(tag: &str) -> PathBuf {

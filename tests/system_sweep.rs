@@ -11,7 +11,7 @@ mod common;
 
 use std::os::unix::fs::FileTypeExt as _;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use common::*;
@@ -68,7 +68,7 @@ fn peak_kib(pid: u32) -> Option<i64> {
 fn run(path: &Path) -> Run {
     let (out_file, err_file) = (scratch("sym"), scratch("err"));
     let start = Instant::now();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_dumpsyms"))
+    let mut child = dumpsyms_command()
         .arg("--inlines")
         .arg(path)
         .stdin(Stdio::null())

@@ -100,11 +100,10 @@ fn minidump_processor_unwinds_the_chain_through_our_cfi() {
     std::fs::copy(&binary, tree.join(&fixture_name)).unwrap();
     std::fs::copy(&libc, tree.join("lib").join(&libc_name)).unwrap();
     let served = work.join("served");
-    let out = Command::new(env!("CARGO_BIN_EXE_dumpsyms"))
+    let out = dumpsyms_command()
         .arg("--store")
         .arg(&served)
         .arg(&tree)
-        .env_remove("DEBUGINFOD_URLS")
         .output()
         .unwrap();
     assert!(

@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 use std::sync::{Arc, Mutex};
 
 use common::*;
@@ -159,10 +159,8 @@ fn scratch(tag: &str) -> PathBuf {
 }
 
 fn run(args: &[&str], token: Option<&str>) -> Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_dumpsyms"));
-    cmd.args(args)
-        .env_remove("DEBUGINFOD_URLS")
-        .env_remove("DUMPSYMS_UPLOAD_TOKEN");
+    let mut cmd = dumpsyms_command();
+    cmd.args(args);
     if let Some(t) = token {
         cmd.env("DUMPSYMS_UPLOAD_TOKEN", t);
     }

@@ -373,6 +373,18 @@ pub fn lexical_path(path: &str) -> String {
     }
 }
 
+/// The dumpsyms command, with no debuginfod server or upload token from this machine's
+/// environment (a distribution's profile may set `DEBUGINFOD_URLS`): tests that want
+/// them set them.
+pub fn dumpsyms_command() -> std::process::Command {
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_dumpsyms"));
+    cmd.env_remove("DEBUGINFOD_URLS")
+        .env_remove("DEBUGINFOD_CACHE_PATH")
+        .env_remove("DEBUGINFOD_TIMEOUT")
+        .env_remove("DUMPSYMS_UPLOAD_TOKEN");
+    cmd
+}
+
 pub fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures")
 }
