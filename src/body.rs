@@ -8,7 +8,7 @@
 //! cost 4 to 6 bytes, and each unit's records sit in one buffer. Ids inside are the
 //! unit's own (file slots, name slots); [`UnitBodies`] maps them to the module's.
 
-use crate::dwarf::{InlineSite, LineRow};
+use crate::debuginfo::{InlineSite, LineRow};
 
 /// Where one function piece's records are: a byte range of its unit's buffer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -38,11 +38,23 @@ pub struct Search {
     pub tried: Vec<String>,
     /// The debuginfod servers asked; `None` when debuginfod is off.
     pub debuginfod: Option<Vec<String>>,
+    /// A PE's PDB (`name id`), which is looked for instead of the above.
+    pub pdb: Option<String>,
 }
 
 impl Search {
     /// One sentence saying where the debug info was looked for.
     pub fn summary(&self) -> String {
+        if let Some(pdb) = &self.pdb {
+            let symbol_path = if self.tried.iter().any(|t| t.contains("://")) {
+                ""
+            } else {
+                "; no symbol server (--symbol-server, _NT_SYMBOL_PATH)"
+            };
+            return format!(
+                "PDB {pdb} not found beside the image, at its recorded path or in the debug directories{symbol_path}"
+            );
+        }
         let mut places = Vec::new();
         if let Some(id) = &self.build_id {
             let roots: Vec<String> = self

@@ -9,6 +9,7 @@
 
 pub mod body;
 pub mod debugfile;
+pub mod debuginfo;
 pub mod demangle;
 pub mod dwarf;
 pub mod error;
@@ -20,10 +21,12 @@ pub mod load;
 pub mod module;
 pub mod output;
 pub mod paths;
+pub mod pdb;
 pub mod symbols;
 pub mod tree;
 pub mod unwind;
 pub mod upload;
+mod windows;
 pub mod write;
 
 use std::path::{Path, PathBuf};
@@ -63,6 +66,11 @@ pub struct Options {
     pub extra_info: Vec<(String, String)>,
     /// Where to fetch debug files not found locally (`DEBUGINFOD_URLS`); `None`: off.
     pub debuginfod: Option<fetch::debuginfod::Debuginfod>,
+    /// Where to look for and fetch PDBs (`--symbol-server`, `_NT_SYMBOL_PATH`).
+    pub symbol_path: Option<fetch::symsrv::SymbolPath>,
+    /// The other half of a Windows module, given beside the input: the PDB of a PE, or
+    /// the PE of a PDB.
+    pub companion: Option<PathBuf>,
 }
 
 impl Default for Options {
@@ -82,6 +90,8 @@ impl Default for Options {
             source_paths: paths::SourcePaths::default(),
             extra_info: Vec::new(),
             debuginfod: None,
+            symbol_path: None,
+            companion: None,
         }
     }
 }
@@ -104,6 +114,18 @@ pub struct Dump {
 pub fn architectures(path: &Path) -> Result<Vec<String>, Error> {
     let path = debugfile::resolve_dsym_bundle(path)?;
     load::architectures(&load::Input::open(&path)?)
+}
+
+/// The file name of a module's symbol file in a symbol store: `<name>.sym`, where a
+/// Windows module's `.pdb` gives way to `.sym` (`app.pdb/<id>/app.sym`), as symbol
+/// servers and rust-minidump's lookup have it.
+pub fn sym_file_name(module_name: &str) -> String {
+    let n = module_name;
+    let leaf = match n.len().checked_sub(4) {
+        Some(i) if n.is_char_boundary(i) && n[i..].eq_ignore_ascii_case(".pdb") => &n[..i],
+        _ => n,
+    };
+    format!("{leaf}.sym")
 }
 
 /// Parses an `--extra-info` argument, `KEY value`: the key is upper-cased and must be one
@@ -143,46 +165,84 @@ pub fn dump_bytes(name: &str, bytes: Vec<u8>, opts: &Options) -> Result<Dump, Er
 
 /// Dumps `input`; `on_disk`: whether companion files are looked for beside it.
 fn dump_input(input: &load::Input, opts: &Options, on_disk: bool) -> Result<Dump, Error> {
+    if pdb::is_pdb(input.bytes()) {
+        return windows::dump_pdb(input, opts, on_disk);
+    }
     let path = input.path();
     let obj = load::Object::parse_arch(input, opts.arch.as_deref())?;
     // Written into the MODULE record: a newline in a file name would end it early.
     let name = opts.name.clone().unwrap_or_else(|| basename(path));
     let name = demangle::sanitize(&name).unwrap_or_else(|| "unnamed".into());
     let mut identity = identity::identity(&obj, name);
+    override_identity(&mut identity, opts);
+    let mut warnings = Warnings::default();
+    warnings.0.extend(obj.damage.iter().cloned());
+    if opts.header_only {
+        return Ok(header_dump(identity, opts, warnings));
+    }
+    if obj.file.format() == object::BinaryFormat::Pe {
+        return windows::dump_pe(&obj, identity, opts, on_disk, warnings);
+    }
+    dump_object(&obj, identity, opts, warnings, on_disk)
+}
+
+/// `-o`, `-b` and `-n` over what the file says. (`-n` for a PE names the module, which
+/// is otherwise the PDB's name.)
+pub(crate) fn override_identity(identity: &mut identity::Identity, opts: &Options) {
     if let Some(os) = &opts.os {
         identity.os = os.clone();
     }
     if let Some(id) = &opts.debug_id {
         identity.debug_id = id.clone();
     }
-    let mut warnings = Warnings::default();
-    warnings.0.extend(obj.damage.iter().cloned());
-    if opts.header_only {
-        let mut module = Module::header(identity);
-        module.extra_info = opts.extra_info.clone();
-        return Ok(Dump {
-            module,
-            warnings,
-            debug_file: None,
-            no_debug_info: None,
-            servers: Vec::new(),
-        });
+    if let Some(name) = &opts.name
+        && let Some(name) = demangle::sanitize(name)
+    {
+        identity.name = name;
     }
-    let layout = identity::layout(&obj);
+}
+
+/// A dump of the MODULE and INFO records only (`-i`).
+pub(crate) fn header_dump(
+    identity: identity::Identity,
+    opts: &Options,
+    warnings: Warnings,
+) -> Dump {
+    let mut module = Module::header(identity);
+    module.extra_info = opts.extra_info.clone();
+    Dump {
+        module,
+        warnings,
+        debug_file: None,
+        no_debug_info: None,
+        servers: Vec::new(),
+    }
+}
+
+/// Dumps an ELF, Mach-O or DWARF-carrying PE object whose identity is known.
+pub(crate) fn dump_object(
+    obj: &load::Object,
+    identity: identity::Identity,
+    opts: &Options,
+    mut warnings: Warnings,
+    on_disk: bool,
+) -> Result<Dump, Error> {
+    let path = obj.path;
+    let layout = identity::layout(obj);
 
     // A stripped binary: DWARF and the full symbol table come from its debug file;
     // identity, layout and the runtime's unwind tables from the binary itself.
     let macho = obj.file.format() == object::BinaryFormat::MachO;
     let mut no_debug_info = None;
     let mut servers = Vec::new();
-    let debug = match (debugfile::lacks_dwarf(&obj), macho) {
+    let debug = match (debugfile::lacks_dwarf(obj), macho) {
         _ if !on_disk => None,
         (false, _) => None,
-        (true, true) => debugfile::find_dsym(&obj, path, &opts.debug_dirs, identity.arch)?,
+        (true, true) => debugfile::find_dsym(obj, path, &opts.debug_dirs, identity.arch)?,
         (true, false) => {
             let mut search = debugfile::Search::default();
-            let found = debugfile::find(&obj, path, &opts.debug_dirs, &mut warnings, &mut search)
-                .or_else(|| from_debuginfod(&obj, opts, &mut search, &mut warnings, &mut servers));
+            let found = debugfile::find(obj, path, &opts.debug_dirs, &mut warnings, &mut search)
+                .or_else(|| from_debuginfod(obj, opts, &mut search, &mut warnings, &mut servers));
             if found.is_none() {
                 no_debug_info = Some(search);
             }
@@ -204,7 +264,7 @@ fn dump_input(input: &load::Input, opts: &Options, on_disk: bool) -> Result<Dump
         },
         None => None,
     };
-    let dwarf_source = debug_obj.as_ref().unwrap_or(&obj);
+    let dwarf_source = debug_obj.as_ref().unwrap_or(obj);
 
     let dwarf_opts = dwarf::DwarfOptions {
         inlines: opts.inlines,
@@ -229,11 +289,11 @@ fn dump_input(input: &load::Input, opts: &Options, on_disk: bool) -> Result<Dump
     }
     let mut symbols = symbols::function_symbols(dwarf_source, &layout);
     if symbols.is_empty() && debug_obj.is_some() {
-        symbols = symbols::function_symbols(&obj, &layout);
+        symbols = symbols::function_symbols(obj, &layout);
     }
     // No debug file and no .symtab: MiniDebugInfo's symbol table, beside .dynsym.
-    let mini = if debug_obj.is_none() && !symbols::has_symtab(&obj) {
-        debugfile::mini_debuginfo(&obj, path, &mut warnings)
+    let mini = if debug_obj.is_none() && !symbols::has_symtab(obj) {
+        debugfile::mini_debuginfo(obj, path, &mut warnings)
     } else {
         None
     };
@@ -253,7 +313,7 @@ fn dump_input(input: &load::Input, opts: &Options, on_disk: bool) -> Result<Dump
     module.write_multiple = opts.multiple_field;
     module.extra_info = opts.extra_info.clone();
     if opts.cfi {
-        module.cfi = unwind::extract(&obj, debug_obj.as_ref(), arch, &layout, bias, &mut warnings);
+        module.cfi = unwind::extract(obj, debug_obj.as_ref(), arch, &layout, bias, &mut warnings);
     }
     Ok(Dump {
         module,
@@ -282,7 +342,7 @@ fn from_debuginfod(
     debugfile::open_fetched(obj, &fetched.path?, warnings)
 }
 
-fn basename(path: &Path) -> String {
+pub(crate) fn basename(path: &Path) -> String {
     path.file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| path.to_string_lossy().into_owned())

@@ -226,7 +226,10 @@ impl<'a> Object<'a> {
         let data = input.bytes();
         let kind = file_kind(input)?;
         let data = match kind {
-            object::FileKind::Elf32 | object::FileKind::Elf64 => data,
+            object::FileKind::Elf32
+            | object::FileKind::Elf64
+            | object::FileKind::Pe32
+            | object::FileKind::Pe64 => data,
             object::FileKind::MachO32 | object::FileKind::MachO64 => {
                 if let Some(want) = arch {
                     let file = object::File::parse(data).map_err(|e| corrupt(path, e))?;
@@ -441,7 +444,9 @@ fn file_kind(input: &Input) -> Result<object::FileKind, Error> {
     object::FileKind::parse(input.bytes()).map_err(|_| {
         Error::new(
             input.path(),
-            ErrorKind::NotObject("unrecognised file format (expected ELF or Mach-O)".into()),
+            ErrorKind::NotObject(
+                "unrecognised file format (expected ELF, Mach-O, PE or PDB)".into(),
+            ),
         )
     })
 }

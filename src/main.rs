@@ -16,10 +16,12 @@ static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 use dumpsyms::output::AtomicFile;
 use dumpsyms::{Options, dump, write_module};
 
-/// Writes Breakpad symbol files (.sym) from ELF binaries with DWARF debug info.
+/// Writes Breakpad symbol files (.sym) from ELF, Mach-O and PE binaries with their DWARF
+/// or PDB debug info.
 ///
 /// Without --store, the first PATH is the binary and any further PATHs are directories to
-/// search for its separate debug file, as with Breakpad's dump_syms. With --store, every
+/// search for its separate debug file, as with Breakpad's dump_syms; a further PATH that
+/// is a file is the PDB of a PE (or the PE of a PDB). With --store, every
 /// PATH is a binary to dump, or a directory whose object files are all dumped.
 #[derive(Parser, Debug)]
 #[command(name = "dumpsyms", version, max_term_width = 100)]
@@ -91,6 +93,11 @@ struct Cli {
     /// Add an 'INFO KEY value' record, e.g. --extra-info 'VERSION 1.2.3' (repeatable)
     #[arg(long = "extra-info", value_name = "'KEY value'", value_parser = dumpsyms::parse_extra_info)]
     extra_info: Vec<(String, String)>,
+    /// Where to find PDBs, in _NT_SYMBOL_PATH syntax: SRV*CACHE*URL fetches
+    /// <URL>/<pdb>/<id>/<pdb> into CACHE; a plain directory is searched (repeatable;
+    /// default: $_NT_SYMBOL_PATH)
+    #[arg(long = "symbol-server", value_name = "SRV*CACHE*URL")]
+    symbol_server: Vec<String>,
     /// Do not fetch missing debug files from the debuginfod servers in DEBUGINFOD_URLS
     #[arg(long = "no-debuginfod")]
     no_debuginfod: bool,
@@ -115,7 +122,25 @@ fn main() -> ExitCode {
     } else {
         (cli.paths[..1].to_vec(), cli.paths[1..].to_vec())
     };
+    // Beside a PE, a file (not a directory) is its PDB; beside a PDB, its PE.
+    let companion = debug_dirs
+        .iter()
+        .position(|p| p.is_file())
+        .map(|i| debug_dirs.remove(i));
     debug_dirs.extend(cli.debug_dirs.iter().cloned());
+    let symbol_spec = if cli.symbol_server.is_empty() {
+        std::env::var("_NT_SYMBOL_PATH").unwrap_or_default()
+    } else {
+        cli.symbol_server.join(";")
+    };
+    let symbol_path = match dumpsyms::fetch::symsrv::SymbolPath::parse(&symbol_spec) {
+        Ok(p) if p.stores.is_empty() => None,
+        Ok(p) => Some(p),
+        Err(e) => {
+            eprintln!("dumpsyms: error: --symbol-server: {e}");
+            return ExitCode::from(2);
+        }
+    };
     let opts = Options {
         header_only: cli.header_only,
         cfi: !cli.no_cfi,
@@ -137,6 +162,8 @@ fn main() -> ExitCode {
         } else {
             dumpsyms::fetch::debuginfod::Debuginfod::from_env()
         },
+        symbol_path,
+        companion,
     };
     if cli.list_arch {
         let mut failed = false;
@@ -459,12 +486,13 @@ fn store_one(
     }
 }
 
-/// Where `module` goes in `store`: `<name>/<debug id>/<name>.sym`.
+/// Where `module` goes in `store`: `<name>/<debug id>/<file>` (see
+/// [`dumpsyms::sym_file_name`]).
 fn store_path(store: &Path, module: &dumpsyms::Module) -> PathBuf {
     store
         .join(&module.name)
         .join(&module.debug_id)
-        .join(format!("{}.sym", module.name))
+        .join(dumpsyms::sym_file_name(&module.name))
 }
 
 enum Failure {

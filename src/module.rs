@@ -5,7 +5,7 @@
 use rayon::prelude::*;
 
 use crate::body::{self, BodyRef, UnitBodies};
-use crate::dwarf::DwarfOutput;
+use crate::debuginfo::DebugInfo;
 use crate::error::Warnings;
 use crate::identity::Identity;
 use crate::symbols::Symbol;
@@ -37,6 +37,8 @@ pub struct Module {
     pub bias: u64,
     /// Sorted by address, none inside a function.
     pub publics: Vec<Public>,
+    /// x86 Windows frame data, by address.
+    pub stack_win: Vec<crate::unwind::stack_win::StackWin>,
     /// The unwind tables, written as STACK CFI records.
     pub cfi: Option<crate::unwind::CfiSource>,
 }
@@ -48,6 +50,8 @@ pub struct Function {
     pub size: u64,
     pub name: String,
     pub multiple: bool,
+    /// Bytes of stack arguments (x86 Windows); 0 elsewhere.
+    pub param_size: u32,
     pub body: BodyRef,
 }
 
@@ -76,6 +80,8 @@ pub struct Public {
     pub address: u64,
     pub name: String,
     pub multiple: bool,
+    /// Bytes of stack arguments (x86 Windows); 0 elsewhere.
+    pub param_size: u32,
 }
 
 /// Fallback name for a function that neither DWARF nor the symbol table names, as
@@ -100,7 +106,7 @@ impl Module {
     /// or 0 to keep absolute addresses).
     pub fn build(
         identity: Identity,
-        dwarf: DwarfOutput,
+        dwarf: DebugInfo,
         symbols: Vec<Symbol>,
         bias: u64,
         warnings: &mut Warnings,
@@ -132,7 +138,7 @@ impl Module {
         funcs.sort_by_key(|f| f.start);
         // Which functions are kept is decided in address order (each against the one
         // before); naming them, which demangles symbols, is done in parallel after.
-        let mut groups: Vec<(crate::dwarf::FunctionRecord, usize)> =
+        let mut groups: Vec<(crate::debuginfo::FunctionRecord, usize)> =
             Vec::with_capacity(funcs.len());
         let mut overlaps = 0usize;
         let mut iter = funcs.into_iter().peekable();
@@ -184,6 +190,7 @@ impl Module {
                     size: first.end - first.start,
                     name,
                     multiple,
+                    param_size: first.param_size,
                     body: first.body,
                 }
             })
@@ -226,6 +233,7 @@ impl Module {
                     address: address.wrapping_sub(bias),
                     name,
                     multiple: distinct_names(&here) > 1,
+                    param_size: 0,
                 })
             })
             .collect();
@@ -237,6 +245,11 @@ impl Module {
 }
 
 impl Module {
+    /// Whether a FUNC covers the module-relative `address`.
+    pub fn covers(&self, address: u64) -> bool {
+        covered(&self.functions, address)
+    }
+
     /// The encoded records of `f` and its unit's id maps (see [`crate::body::visit`]);
     /// `None` only for a function whose body reference is out of range.
     pub fn body_of(&self, f: &Function) -> Option<(&UnitBodies, &[u8])> {

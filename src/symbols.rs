@@ -18,9 +18,9 @@ pub struct Symbol {
 }
 
 impl Symbol {
-    /// True for C++ and Rust mangled names.
+    /// True for C++ (Itanium and MSVC) and Rust mangled names.
     pub fn is_mangled(&self) -> bool {
-        self.raw.starts_with("_Z") || self.raw.starts_with("_R")
+        self.raw.starts_with("_Z") || self.raw.starts_with("_R") || self.raw.starts_with('?')
     }
 
     /// The demangled, writable name; `None` when nothing printable is left. An ELF
@@ -33,6 +33,10 @@ impl Symbol {
 
     /// The name and its ELF symbol version (`@VERSION` or `@@VERSION`, else empty).
     pub fn versioned(&self) -> (&str, &str) {
+        if self.raw.starts_with('?') {
+            // MSVC decoration uses `@` itself; such names carry no ELF version.
+            return (&self.raw, "");
+        }
         match self.raw.find('@') {
             Some(i) if i > 0 => self.raw.split_at(i),
             _ => (&self.raw, ""),

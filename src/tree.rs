@@ -83,12 +83,19 @@ fn looks_like_object(head: &[u8]) -> bool {
     )
 }
 
+fn is_pdb_file(path: &Path) -> bool {
+    Input::open(path).is_ok_and(|i| crate::pdb::is_pdb(i.bytes()))
+}
+
 /// What `path` is to a tree dump. Files that cannot be read or parsed are modules: the
 /// dump then says what is wrong with them.
 pub fn role(path: &Path) -> Role {
     let mut head = [0u8; 4];
     let read =
         std::fs::File::open(path).and_then(|mut f| std::io::Read::read_exact(&mut f, &mut head));
+    if read.is_ok() && head == *b"Micr" && is_pdb_file(path) {
+        return Role::Companion("a PDB: read through its image");
+    }
     if read.is_err() || !looks_like_object(&head) {
         return Role::NotObject;
     }
@@ -100,7 +107,11 @@ pub fn role(path: &Path) -> Role {
         return Role::NotObject;
     }
     if head.starts_with(b"MZ") {
-        return Role::Companion("a PE (Windows) file: not supported yet");
+        // MS-DOS programs share the magic; only PE images are modules.
+        return match object::FileKind::parse(input.bytes()) {
+            Ok(object::FileKind::Pe32 | object::FileKind::Pe64) => Role::Module,
+            _ => Role::NotObject,
+        };
     }
     if is_dsym(first_slice(input.bytes())) {
         return Role::Companion("a dSYM's DWARF file: read through its binary");

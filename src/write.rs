@@ -56,12 +56,14 @@ pub fn write_module(m: &Module, w: &mut dyn Write) -> io::Result<()> {
     for p in &m.publics {
         writeln!(
             w,
-            "PUBLIC {}{:x} 0 {}",
+            "PUBLIC {}{:x} {:x} {}",
             flag(m, p.multiple),
             p.address,
+            p.param_size,
             p.name
         )?;
     }
+    crate::unwind::stack_win::write(&m.stack_win, w)?;
     if let Some(cfi) = &m.cfi {
         cfi.write(w)?;
     }
@@ -85,7 +87,9 @@ fn write_function(m: &Module, f: &Function, out: &mut Vec<u8>) {
     hex(out, f.address);
     out.push(b' ');
     hex(out, f.size);
-    out.extend_from_slice(b" 0 ");
+    out.push(b' ');
+    hex(out, u64::from(f.param_size));
+    out.push(b' ');
     out.extend_from_slice(f.name.as_bytes());
     out.push(b'\n');
     let Some((unit, bytes)) = m.body_of(f) else {

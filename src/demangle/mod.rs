@@ -24,6 +24,9 @@ pub enum Lang {
 /// and Breakpad show them, else (and for what GNU's rejects) by cpp_demangle. Names that
 /// are not mangled, or that no demangler accepts, come back unchanged.
 pub fn demangle(raw: &str, lang: Lang) -> String {
+    if let Some(inner) = strip_x86_decoration(raw) {
+        return demangle(inner, lang);
+    }
     if (raw.starts_with("_R") || (raw.starts_with("_ZN") && lang == Lang::Rust))
         && let Ok(d) = rustc_demangle::try_demangle(raw)
     {
@@ -40,6 +43,9 @@ pub fn demangle(raw: &str, lang: Lang) -> String {
             }
         }
     }
+    if raw.starts_with('?') {
+        return msvc(raw).unwrap_or_else(|| raw.to_string());
+    }
     if !raw.starts_with("_Z") {
         return raw.to_string();
     }
@@ -53,6 +59,37 @@ pub fn demangle(raw: &str, lang: Lang) -> String {
         return s;
     }
     raw.to_string()
+}
+
+/// 32-bit Windows GCC decorates C++ names of `__stdcall` and `__fastcall` functions
+/// like C ones (`_Z8std_calliii@12`, `@_Z9fast_callii@8`): the mangled name inside.
+fn strip_x86_decoration(raw: &str) -> Option<&str> {
+    let (body, suffix) = raw.rsplit_once('@')?;
+    if suffix.is_empty() || !suffix.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let body = body.strip_prefix('@').unwrap_or(body);
+    body.starts_with("_Z").then_some(body)
+}
+
+/// An MSVC decorated name (`?f@ns@@YAHH@Z`) as a function name: scope, name and
+/// parameters, with the const/volatile of methods, but no return type, calling
+/// convention, access or `virtual`/`static`, and no `struct`/`class` keywords before
+/// type names: what Breakpad's Windows dumper asks DIA's undecorator for
+/// (`UNDNAME_NO_FUNCTION_RETURNS | UNDNAME_NO_MS_KEYWORDS | UNDNAME_NO_ACCESS_SPECIFIERS
+/// | UNDNAME_NO_MEMBER_TYPE | UNDNAME_NO_ECSU`, and a space after each comma).
+fn msvc(raw: &str) -> Option<String> {
+    use msvc_demangler::DemangleFlags as F;
+    let flags = F::NO_FUNCTION_RETURNS
+        | F::NO_MS_KEYWORDS
+        | F::NO_ACCESS_SPECIFIERS
+        | F::NO_MEMBER_TYPE
+        | F::NO_CLASS_TYPE
+        | F::SPACE_AFTER_COMMA
+        | F::MS_TYPENAMES;
+    msvc_demangler::demangle(raw, flags)
+        .ok()
+        .filter(|d| !d.is_empty())
 }
 
 type FxBuild = BuildHasherDefault<FxHasher>;
@@ -204,5 +241,33 @@ mod tests {
                 "{s:?}"
             );
         }
+    }
+}
+
+#[cfg(test)]
+mod msvc_tests {
+    use super::*;
+
+    #[test]
+    fn msvc_names_read_as_breakpad_writes_them() {
+        assert_eq!(demangle("?recurse@@YAHH@Z", Lang::Other), "recurse(int)");
+        assert_eq!(
+            demangle("?dot@?$Vec@H@geo@@QEBAHAEBU12@@Z", Lang::Other),
+            "geo::Vec<int>::dot(geo::Vec<int> const &) const"
+        );
+        assert_eq!(
+            demangle("?area@Sq@geo@@UEBAHXZ", Lang::Other),
+            "geo::Sq::area(void) const"
+        );
+        assert_eq!(demangle("?bad", Lang::Other), "?bad");
+        assert_eq!(
+            demangle("_Z8std_calliii@12", Lang::Other),
+            "std_call(int, int, int)"
+        );
+        assert_eq!(
+            demangle("@_Z9fast_callii@8", Lang::Other),
+            "fast_call(int, int)"
+        );
+        assert_eq!(demangle("plain@12", Lang::Other), "plain@12");
     }
 }

@@ -33,18 +33,18 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
-use gimli::{DebugInfo, EndianSlice, Reader as _, RunTimeEndian, Section as _};
+use gimli::{EndianSlice, Reader as _, RunTimeEndian, Section as _};
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
 use crate::body::{BodyRef, UnitBodies};
+pub use crate::debuginfo::{DebugInfo, FunctionRecord, InlineSite, LineRow};
 use crate::error::Warnings;
 use crate::identity::Layout;
 use crate::load::{Object, SectionBytes};
 use names::UnitDies;
 use resolve::{Name, NameSlot, Origins, UnitResult};
 pub use split::SplitPaths;
-pub use unit::{InlineSite, LineRow};
 
 pub(crate) type R<'a> = EndianSlice<'a, RunTimeEndian>;
 
@@ -81,30 +81,6 @@ pub struct DwarfOptions {
     pub cross_unit_refs: bool,
 }
 
-/// One contiguous piece of a function, with absolute addresses.
-#[derive(Debug, Clone)]
-pub struct FunctionRecord {
-    pub start: u64,
-    pub end: u64,
-    /// `None` when the DWARF gives the function no name.
-    pub name: Option<String>,
-    /// The name is a demangled linkage name (not one built from the DIE tree, which has
-    /// no parameter list).
-    pub name_from_linkage: bool,
-    /// Its line and inline records, in [`DwarfOutput::bodies`].
-    pub body: BodyRef,
-}
-
-/// All functions of a module, in unit and DIE order.
-#[derive(Debug, Default)]
-pub struct DwarfOutput {
-    pub functions: Vec<FunctionRecord>,
-    pub files: Vec<String>,
-    pub origins: Vec<std::sync::Arc<str>>,
-    /// Per unit: the encoded records, with maps to ids of `files` and `origins`.
-    pub bodies: Vec<UnitBodies>,
-}
-
 /// The sections units read at random, loaded once; `.debug_info` is streamed apart.
 pub(crate) struct Shared<'s> {
     sections: gimli::DwarfSections<Cow<'s, [u8]>>,
@@ -127,7 +103,7 @@ impl Shared<'_> {
     pub(crate) fn dwarf<'w>(&'w self, info: &'w [u8]) -> gimli::Dwarf<R<'w>> {
         let endian = self.endian;
         let mut dwarf = self.sections.borrow(|s| EndianSlice::new(s, endian));
-        dwarf.debug_info = DebugInfo::new(info, endian);
+        dwarf.debug_info = gimli::DebugInfo::new(info, endian);
         if let Some(alt) = &self.alt {
             dwarf.set_sup(alt.borrow(|s| EndianSlice::new(s, endian)));
         }
@@ -157,7 +133,7 @@ pub fn extract(
     opts: DwarfOptions,
     paths: &SplitPaths,
     warnings: &mut Warnings,
-) -> DwarfOutput {
+) -> DebugInfo {
     let endian = if obj.is_big_endian() {
         RunTimeEndian::Big
     } else {
@@ -165,7 +141,7 @@ pub fn extract(
     };
     let info = obj.section_bytes(".debug_info", warnings);
     let info_len = match &info {
-        SectionBytes::Whole(data) if data.is_empty() => return DwarfOutput::default(),
+        SectionBytes::Whole(data) if data.is_empty() => return DebugInfo::default(),
         SectionBytes::Whole(data) => data.len(),
         SectionBytes::Stream(s) => usize::try_from(s.size).unwrap_or(usize::MAX),
     };
@@ -197,7 +173,7 @@ pub fn extract(
         mapped,
         alt: alt_obj.as_ref().map(|o| {
             let mut s = load_sections(o, warnings).0;
-            s.debug_info = DebugInfo::from(o.section_data(".debug_info", warnings));
+            s.debug_info = gimli::DebugInfo::from(o.section_data(".debug_info", warnings));
             s
         }),
         endian,
@@ -311,8 +287,8 @@ fn merge(
     late: &HashMap<usize, Option<Name>>,
     origins: Origins,
     warnings: &mut Warnings,
-) -> DwarfOutput {
-    let mut out = DwarfOutput::default();
+) -> DebugInfo {
+    let mut out = DebugInfo::default();
     let mut file_ids: FxHashMap<String, u32> = FxHashMap::default();
     for (ui, u) in units.into_iter().enumerate() {
         warnings.extend(u.warnings);
@@ -341,6 +317,7 @@ fn merge(
                 end: p.end,
                 name_from_linkage: name.as_ref().is_some_and(|n| n.1),
                 name: name.map(|n| n.0.to_string()),
+                param_size: 0,
                 body: BodyRef {
                     unit: ui as u32,
                     start: p.body.0 as u32,

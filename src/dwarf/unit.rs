@@ -7,29 +7,9 @@ use gimli::{AttributeSpecification, AttributeValue, Section as _, UnitHeader, co
 use super::lines::{self, FileTable, RawRow};
 use super::names::{DieInfo, LazyStr, NONE, ScopeKind, UnitDies};
 use super::{Context, R};
+use crate::debuginfo::{InlineSite, LineRow};
 use crate::demangle::Lang;
 use crate::error::Warnings;
-
-/// A line record for one piece: `file` is a slot of the unit's [`FileTable`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct LineRow {
-    pub address: u64,
-    pub size: u64,
-    pub line: u32,
-    pub file: u32,
-}
-
-/// An inlined call inside a piece, its ranges already clipped to its parent's.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct InlineSite {
-    /// 0 for a call inlined straight into the function.
-    pub depth: u32,
-    /// `.debug_info` offset of the inlined function's DIE, for its name.
-    pub origin: usize,
-    pub call_file: u32,
-    pub call_line: u32,
-    pub ranges: Vec<(u64, u64)>,
-}
 
 /// One contiguous range of a function: it becomes one `FUNC` record.
 #[derive(Debug, Clone)]

@@ -110,13 +110,13 @@ impl Debuginfod {
 
 /// Writes the response body to `path` atomically, so that a cut transfer never leaves
 /// a partial debug file in the cache.
-fn store(path: &Path, response: ureq::Response) -> std::io::Result<()> {
+pub(crate) fn store(path: &Path, response: ureq::Response) -> std::io::Result<()> {
     let mut file = AtomicFile::create(path)?;
     std::io::copy(&mut response.into_reader(), file.writer())?;
     file.commit()
 }
 
-fn first_line(s: &str) -> &str {
+pub(crate) fn first_line(s: &str) -> &str {
     let line = s.lines().next().unwrap_or("");
     line.get(..200).unwrap_or(line)
 }

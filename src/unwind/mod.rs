@@ -10,7 +10,9 @@
 mod compact;
 mod exidx;
 mod expr;
+mod pe_x64;
 mod regs;
+pub mod stack_win;
 mod vm;
 
 use std::collections::HashMap;
@@ -81,6 +83,9 @@ enum Item {
     Compact(compact::CompactEntry, Option<u32>),
     /// An ARM `.ARM.exidx` entry, for a function no FDE describes.
     Exidx(exidx::ExidxEntry),
+    /// A Windows x64 `.pdata` entry (RVAs) and its start's absolute address, for a
+    /// function no FDE describes.
+    PeX64(pe_x64::Entry, u64),
 }
 
 impl Item {
@@ -89,13 +94,14 @@ impl Item {
             Item::Fde(f) => f.start,
             Item::Compact(c, _) => c.start,
             Item::Exidx(e) => e.start,
+            Item::PeX64(_, start) => *start,
         }
     }
 
     fn allowance(&self) -> u64 {
         match self {
             Item::Fde(f) => f.allowance,
-            Item::Compact(..) | Item::Exidx(_) => FDE_BASE_BYTES,
+            Item::Compact(..) | Item::Exidx(_) | Item::PeX64(..) => FDE_BASE_BYTES,
         }
     }
 }
@@ -130,6 +136,8 @@ pub struct CfiSource {
     debug_frame: SectionCopy,
     exidx: exidx::Table,
     extab: exidx::Table,
+    /// A PE's sections, for its `.pdata` entries' unwind information.
+    pe_image: pe_x64::Image,
     text_address: u64,
     got_address: u64,
     /// Sorted by address, non-overlapping.
@@ -205,6 +213,7 @@ pub fn extract(
         debug_frame: copy(".debug_frame", warnings),
         exidx: exidx::Table::default(),
         extab: exidx::Table::default(),
+        pe_image: pe_x64::Image::default(),
         text_address: obj.file.section_by_name(".text").map_or(0, |s| s.address()),
         got_address: obj.file.section_by_name(".got").map_or(0, |s| s.address()),
         items: Vec::new(),
@@ -229,10 +238,15 @@ pub fn extract(
         source.extab = table(".ARM.extab", warnings);
         exidx = exidx::entries(&source.exidx, |start| layout.code_span_end(start));
     }
+    let mut pdata = Vec::new();
+    if cfi_arch == CfiArch::X86_64 && obj.file.format() == object::BinaryFormat::Pe {
+        (source.pe_image, pdata) = pe_x64_entries(obj, layout.load_address, warnings);
+    }
     if source.eh_frame.data.is_empty()
         && source.debug_frame.data.is_empty()
         && compact.is_empty()
         && exidx.is_empty()
+        && pdata.is_empty()
     {
         return None;
     }
@@ -254,9 +268,18 @@ pub fn extract(
         .filter(|e| !covered(e.start))
         .map(Item::Exidx)
         .collect();
+    // And for Windows x64's, whose codes describe prologues only.
+    let base = source.pe_image.base;
+    let pdata: Vec<Item> = pdata
+        .into_iter()
+        .map(|e| (e, base.wrapping_add(u64::from(e.start))))
+        .filter(|&(_, start)| !covered(start))
+        .map(|(e, start)| Item::PeX64(e, start))
+        .collect();
     let mut items: Vec<Item> = kept.into_iter().map(Item::Fde).collect();
     items.extend(compact);
     items.extend(exidx);
+    items.extend(pdata);
     // Stable: the order is by address only; no two kinds of entry share one.
     items.sort_by_key(Item::start);
     // An index entry reaches up to the next entry of its table; an FDE may start
@@ -269,6 +292,52 @@ pub fn extract(
     }
     source.items = items;
     Some(source)
+}
+
+/// The `.pdata` entries of a PE (at RVAs) and the sections their unwind information is
+/// in.
+fn pe_x64_entries(
+    obj: &Object,
+    image_base: u64,
+    warnings: &mut Warnings,
+) -> (pe_x64::Image, Vec<pe_x64::Entry>) {
+    let Some(pdata) = obj.file.section_by_name(".pdata") else {
+        return Default::default();
+    };
+    let bytes = match pdata.data() {
+        Ok(b) => b,
+        Err(e) => {
+            warnings.push(format!(".pdata: {e}; no STACK CFI from it"));
+            return Default::default();
+        }
+    };
+    let mut raw = pe_x64::entries(bytes);
+    let mut sections: Vec<(u32, Vec<u8>)> = Vec::new();
+    for section in obj.file.sections() {
+        let Ok(rva) = u32::try_from(section.address().wrapping_sub(image_base)) else {
+            continue;
+        };
+        let end = rva.saturating_add(u32::try_from(section.size()).unwrap_or(u32::MAX));
+        // Only sections unwind information points into are kept.
+        if !raw.iter().any(|e| (rva..end).contains(&(e.unwind & !1))) {
+            continue;
+        }
+        if let Ok(data) = section.data() {
+            sections.push((rva, data.to_vec()));
+        }
+    }
+    // By RVA, for the binary search in `Image::read`.
+    sections.sort_by_key(|s| s.0);
+    // By address, without overlaps: the table is sorted in valid images.
+    raw.sort_by_key(|e| e.start);
+    raw.dedup_by(|b, a| b.start < a.end);
+    (
+        pe_x64::Image {
+            sections,
+            base: image_base,
+        },
+        raw,
+    )
 }
 
 /// The compact unwind entries of a Mach-O image that carry rules (not those deferring
@@ -544,6 +613,7 @@ impl CfiSource {
                         Item::Fde(f) => self.write_fde(f, &mut buf),
                         Item::Compact(c, indirect) => self.write_compact(c, *indirect, &mut buf),
                         Item::Exidx(e) => self.write_exidx(e, &mut buf),
+                        Item::PeX64(e, _) => self.write_pe_x64(e, &mut buf),
                     };
                     match result {
                         Ok(()) => Ok(buf),
@@ -611,6 +681,33 @@ impl CfiSource {
             exidx::Unwind::Refused => return Ok(()),
         };
         self.write_init(w, e.start, e.end, rules)
+    }
+
+    /// A Windows x64 function: an INIT record, then one per prologue instruction.
+    fn write_pe_x64(&self, e: &pe_x64::Entry, w: &mut dyn Write) -> Result<(), FdeError> {
+        let rows = pe_x64::rows(&self.pe_image, e).map_err(FdeError::Skip)?;
+        let mut prev: Vec<(String, String)> = Vec::new();
+        for (i, (at, rules)) in rows.into_iter().enumerate() {
+            let at = self
+                .pe_image
+                .base
+                .wrapping_add(u64::from(at))
+                .wrapping_sub(self.bias);
+            if i == 0 {
+                write!(w, "STACK CFI INIT {at:x} {:x}", e.end - e.start)?;
+                for (name, value) in &rules {
+                    write!(w, " {name}: {value}")?;
+                }
+            } else {
+                write!(w, "STACK CFI {at:x}")?;
+                for (name, value) in rules.iter().filter(|r| !prev.contains(r)) {
+                    write!(w, " {name}: {value}")?;
+                }
+            }
+            writeln!(w)?;
+            prev = rules;
+        }
+        Ok(())
     }
 
     /// One `STACK CFI INIT` record holding for all of `[start, end)`.
@@ -955,6 +1052,7 @@ pub(crate) fn render_section(
         },
         exidx: exidx::Table::default(),
         extab: exidx::Table::default(),
+        pe_image: pe_x64::Image::default(),
         text_address: 0x1000,
         got_address: 0,
         items: Vec::new(),

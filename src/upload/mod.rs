@@ -79,7 +79,12 @@ impl SymbolFile {
 
     /// `<name>/<debug id>/<name>.sym`, its place in a symbol store.
     pub fn store_path(&self) -> String {
-        format!("{}/{}/{}.sym", self.name, self.debug_id, self.name)
+        format!(
+            "{}/{}/{}",
+            self.name,
+            self.debug_id,
+            crate::sym_file_name(&self.name)
+        )
     }
 
     fn len(&self) -> Result<u64, String> {

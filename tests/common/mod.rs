@@ -18,6 +18,7 @@ pub struct SymFile {
     pub funcs: Vec<Func>,
     pub publics: Vec<(u64, String, bool)>,
     pub cfi_lines: usize,
+    pub stack_win: usize,
 }
 
 /// An INLINE record: (depth, call line, call file, origin, ranges).
@@ -178,6 +179,11 @@ pub fn parse(text: &str) -> SymFile {
                 sym.publics
                     .push((hex(f[0], line), f[2].to_string(), multiple));
             }
+            "STACK" if rest.starts_with("WIN ") => {
+                advance(&mut stage, 5);
+                sym.stack_win += 1;
+                check_stack_win(rest, line);
+            }
             "STACK" => {
                 advance(&mut stage, 5);
                 sym.cfi_lines += 1;
@@ -214,6 +220,23 @@ pub fn parse(text: &str) -> SymFile {
         }
     }
     sym
+}
+
+/// STACK WIN structure: type 0 (FPO) or 4 (frame data), eight hex fields, then a
+/// program string (after `1`) or the FPO base-pointer flag (after `0`).
+fn check_stack_win(rest: &str, line: &str) {
+    let f: Vec<&str> = rest["WIN ".len()..].splitn(10, ' ').collect();
+    assert_eq!(f.len(), 10, "short STACK WIN: {line}");
+    assert!(f[0] == "0" || f[0] == "4", "STACK WIN type: {line}");
+    for field in &f[1..9] {
+        hex(field, line);
+    }
+    let (has_program, last) = f[9].split_once(' ').expect("STACK WIN without last field");
+    match has_program {
+        "1" => assert!(!last.trim().is_empty(), "empty program string: {line}"),
+        "0" => assert!(last == "0" || last == "1", "FPO flag: {line}"),
+        _ => panic!("has_program field: {line}"),
+    }
 }
 
 /// STACK CFI structure: INIT records sorted and disjoint, each with `.cfa` and `.ra`;

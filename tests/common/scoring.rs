@@ -224,7 +224,11 @@ impl Score {
             100.0 * pct(self.inline),
             self.tolerated
         );
-        for m in self.misses.iter().take(8) {
+        let shown: usize = std::env::var("SHOW_MISSES")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(8);
+        for m in self.misses.iter().take(shown) {
             println!("    {m}");
         }
         pct(self.function) >= REQUIRED && pct(self.line) >= REQUIRED && pct(self.inline) >= REQUIRED

@@ -1,0 +1,55 @@
+//! The records every debug-info reader produces, whatever the format: functions with
+//! their line rows and inline sites, the files and inline origins they refer to. DWARF
+//! ([`crate::dwarf`]) and PDB ([`crate::pdb`]) both fill a [`DebugInfo`]; the model
+//! ([`crate::module::Module::build`]) takes it without knowing which one did.
+
+use crate::body::{BodyRef, UnitBodies};
+
+/// A line record for one piece: `file` is a slot of its unit's file table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LineRow {
+    pub address: u64,
+    pub size: u64,
+    pub line: u32,
+    pub file: u32,
+}
+
+/// An inlined call inside a piece, its ranges already clipped to its parent's.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InlineSite {
+    /// 0 for a call inlined straight into the function.
+    pub depth: u32,
+    /// The inlined function's name: a `.debug_info` offset (DWARF) or a name slot of
+    /// the unit (PDB), resolved to an origin id through [`UnitBodies::origins`].
+    pub origin: usize,
+    pub call_file: u32,
+    pub call_line: u32,
+    pub ranges: Vec<(u64, u64)>,
+}
+
+/// One contiguous piece of a function, with absolute addresses.
+#[derive(Debug, Clone)]
+pub struct FunctionRecord {
+    pub start: u64,
+    pub end: u64,
+    /// `None` when the debug info gives the function no name.
+    pub name: Option<String>,
+    /// The name is a demangled linkage name (not one built from the DIE tree, which has
+    /// no parameter list).
+    pub name_from_linkage: bool,
+    /// Bytes of arguments the callee pops or the caller pushed (x86 `FUNC` param_size);
+    /// 0 where unknown.
+    pub param_size: u32,
+    /// Its line and inline records, in [`DebugInfo::bodies`].
+    pub body: BodyRef,
+}
+
+/// All functions of a module, in unit (or PDB module) order.
+#[derive(Debug, Default)]
+pub struct DebugInfo {
+    pub functions: Vec<FunctionRecord>,
+    pub files: Vec<String>,
+    pub origins: Vec<std::sync::Arc<str>>,
+    /// Per unit: the encoded records, with maps to ids of `files` and `origins`.
+    pub bodies: Vec<UnitBodies>,
+}

@@ -1,0 +1,190 @@
+//! A Microsoft symbol server client: PDBs by name and debug id from the stores of a
+//! symbol path in `_NT_SYMBOL_PATH` syntax (`srv*C:\cache*https://server/symbols;D:\pdbs`),
+//! in the symstore layout `<name>/<GUID><age>/<name>`. Fetched files are cached in the
+//! entry's first local store, so that each is downloaded once.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use super::debuginfod::{first_line, store as save};
+use super::http::{self, Outcome};
+
+/// One `;`-separated element of a symbol path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Store {
+    /// A local directory: flat (`dir/<name>`) or in the symstore layout.
+    Dir(PathBuf),
+    /// `srv*[cache*...]*url`: local stores tried first, in order, then the server; what
+    /// the server has is saved into the first local store.
+    Server { caches: Vec<PathBuf>, url: String },
+}
+
+/// A parsed symbol path.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SymbolPath {
+    pub stores: Vec<Store>,
+    /// Per request: connecting and each read.
+    pub timeout: Duration,
+}
+
+/// What a lookup did.
+#[derive(Debug, Default)]
+pub struct Found {
+    pub path: Option<PathBuf>,
+    /// Every place asked, for "where it was looked for".
+    pub asked: Vec<String>,
+    /// Servers that could not be used, for a warning.
+    pub problems: Vec<String>,
+}
+
+impl SymbolPath {
+    /// Parses `_NT_SYMBOL_PATH` syntax. `srv*` and `symsrv*symsrv.dll*` entries are
+    /// servers (the last element a URL, or a directory store), `cache*dir` adds a local
+    /// store, anything else is a directory. Empty elements are ignored.
+    pub fn parse(spec: &str) -> Result<SymbolPath, String> {
+        let mut stores = Vec::new();
+        for entry in spec.split(';').map(str::trim).filter(|e| !e.is_empty()) {
+            let parts: Vec<&str> = entry.split('*').collect();
+            let kind = parts[0].to_ascii_lowercase();
+            let rest: Vec<&str> = match kind.as_str() {
+                "srv" => parts[1..].to_vec(),
+                "symsrv" if parts.len() > 2 => parts[2..].to_vec(),
+                "cache" => {
+                    let dirs = parts[1..].iter().filter(|p| !p.is_empty());
+                    stores.extend(dirs.map(|d| Store::Dir(PathBuf::from(d))));
+                    continue;
+                }
+                _ if parts.len() == 1 => {
+                    stores.push(Store::Dir(PathBuf::from(entry)));
+                    continue;
+                }
+                _ => return Err(format!("{entry:?}: not a srv*...*URL entry or a directory")),
+            };
+            let rest: Vec<&str> = rest.into_iter().filter(|p| !p.is_empty()).collect();
+            let Some((last, caches)) = rest.split_last() else {
+                return Err(format!("{entry:?}: names no store"));
+            };
+            let caches: Vec<PathBuf> = caches.iter().map(PathBuf::from).collect();
+            if last.starts_with("http://") || last.starts_with("https://") {
+                stores.push(Store::Server {
+                    caches,
+                    url: last.trim_end_matches('/').to_string(),
+                });
+            } else {
+                // A file-share store: looked in like the caches before it.
+                stores.extend(caches.into_iter().map(Store::Dir));
+                stores.push(Store::Dir(PathBuf::from(last)));
+            }
+        }
+        Ok(SymbolPath {
+            stores,
+            timeout: Duration::from_secs(60),
+        })
+    }
+
+    /// The file `name` with debug id `id` (`<GUID><age>`): from a local store, else from
+    /// the first server that has it (then cached).
+    pub fn find(&self, name: &str, id: &str) -> Found {
+        let mut out = Found::default();
+        if name.is_empty() || name.contains(['/', '\\']) || name == ".." {
+            return out;
+        }
+        let in_dir = |dir: &PathBuf, out: &mut Found| -> Option<PathBuf> {
+            for candidate in [dir.join(name).join(id).join(name), dir.join(name)] {
+                out.asked.push(candidate.display().to_string());
+                if candidate.is_file() {
+                    return Some(candidate);
+                }
+            }
+            None
+        };
+        for store in &self.stores {
+            let (caches, url) = match store {
+                Store::Dir(d) => (std::slice::from_ref(d), None),
+                Store::Server { caches, url } => (caches.as_slice(), Some(url)),
+            };
+            for dir in caches {
+                if let Some(p) = in_dir(dir, &mut out) {
+                    out.path = Some(p);
+                    return out;
+                }
+            }
+            let Some(url) = url else { continue };
+            let full = format!("{url}/{name}/{id}/{name}");
+            out.asked.push(full.clone());
+            let target = match caches.first() {
+                Some(c) => c.join(name).join(id).join(name),
+                None => default_cache().join(name).join(id).join(name),
+            };
+            let agent = http::agent(self.timeout);
+            match http::with_retries(2, || agent.get(&full).call().map_err(Box::new)) {
+                Outcome::Ok(response) => match save(&target, *response) {
+                    Ok(()) => {
+                        out.path = Some(target);
+                        return out;
+                    }
+                    Err(e) => out.problems.push(format!(
+                        "symbol server: cannot cache {full} in {}: {e}",
+                        target.display()
+                    )),
+                },
+                Outcome::Status(404, _) => {}
+                Outcome::Status(code, body) => out.problems.push(format!(
+                    "symbol server {url} answered {code} for {name}/{id}: {}",
+                    first_line(&body)
+                )),
+                Outcome::Unreachable(e) => out
+                    .problems
+                    .push(format!("symbol server {url} is unreachable: {e}")),
+            }
+        }
+        out
+    }
+}
+
+/// Where a `srv*url` entry without a local store keeps what it fetches:
+/// `$XDG_CACHE_HOME/dumpsyms/symbols`, else `~/.cache/dumpsyms/symbols`.
+fn default_cache() -> PathBuf {
+    let var = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
+    match var("XDG_CACHE_HOME") {
+        Some(x) => PathBuf::from(x).join("dumpsyms").join("symbols"),
+        None => PathBuf::from(var("HOME").unwrap_or_else(|| ".".into()))
+            .join(".cache")
+            .join("dumpsyms")
+            .join("symbols"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_nt_symbol_path() {
+        let p = SymbolPath::parse(
+            "srv*/tmp/cache*https://msdl.microsoft.com/download/symbols/;/opt/pdbs;cache*/c2;SRV*http://h/s",
+        )
+        .unwrap();
+        assert_eq!(
+            p.stores,
+            vec![
+                Store::Server {
+                    caches: vec![PathBuf::from("/tmp/cache")],
+                    url: "https://msdl.microsoft.com/download/symbols".into()
+                },
+                Store::Dir(PathBuf::from("/opt/pdbs")),
+                Store::Dir(PathBuf::from("/c2")),
+                Store::Server {
+                    caches: vec![],
+                    url: "http://h/s".into()
+                },
+            ]
+        );
+        assert_eq!(
+            SymbolPath::parse("srv*/a*/b").unwrap().stores,
+            vec![Store::Dir("/a".into()), Store::Dir("/b".into())]
+        );
+        assert!(SymbolPath::parse("srv*").is_err());
+        assert!(SymbolPath::parse("x*y").is_err());
+    }
+}

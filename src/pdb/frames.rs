@@ -1,0 +1,85 @@
+//! x86 frame data (the PDB's FPO and `FrameData` tables) as STACK WIN records.
+
+use pdb::FallibleIterator as _;
+
+use super::Pdb;
+use crate::error::Warnings;
+use crate::unwind::stack_win::StackWin;
+
+/// The frame data records Breakpad's processor reads (FPO and `FrameData`), by RVA,
+/// without duplicates.
+pub(super) fn extract(
+    pdb: &mut Pdb<'_>,
+    address_map: &pdb::AddressMap<'_>,
+    warnings: &mut Warnings,
+) -> Vec<StackWin> {
+    let table = match pdb.frame_table() {
+        Ok(t) => t,
+        Err(e) => {
+            warnings.push(format!("PDB frame data: {e}; no STACK WIN records"));
+            return Vec::new();
+        }
+    };
+    let strings = pdb.string_table().ok();
+    let mut out = Vec::new();
+    let mut unnamed_programs = 0usize;
+    let mut iter = table.iter();
+    loop {
+        let frame = match iter.next() {
+            Ok(Some(f)) => f,
+            Ok(None) => break,
+            Err(e) => {
+                warnings.push(format!(
+                    "PDB frame data: {e}; the records after this point are skipped"
+                ));
+                break;
+            }
+        };
+        let kind = match frame.ty {
+            pdb::FrameType::FrameData => 4,
+            pdb::FrameType::FPO => 0,
+            _ => continue,
+        };
+        let Some(rva) = frame.code_start.to_rva(address_map) else {
+            continue;
+        };
+        let program = match frame.program {
+            Some(r) if kind == 4 => {
+                let text = strings
+                    .as_ref()
+                    .and_then(|s| s.get(r).ok())
+                    .map(|s| s.to_string().into_owned())
+                    .and_then(|s| crate::demangle::sanitize(s.trim()));
+                if text.is_none() {
+                    unnamed_programs += 1;
+                    continue;
+                }
+                text
+            }
+            _ => None,
+        };
+        out.push(StackWin {
+            rva: rva.0,
+            kind,
+            code_size: frame.code_size,
+            prolog_size: u32::from(frame.prolog_size),
+            epilog_size: 0,
+            params_size: frame.params_size,
+            saved_regs_size: u32::from(frame.saved_regs_size),
+            locals_size: frame.locals_size,
+            max_stack_size: frame.max_stack_size.unwrap_or(0),
+            program,
+            allocates_base_pointer: frame.uses_base_pointer,
+        });
+    }
+    if unnamed_programs > 0 {
+        warnings.push(format!(
+            "PDB frame data: {unnamed_programs} records whose program string cannot be read left out"
+        ));
+    }
+    // By address (then the rest of the record) so that the output order is fixed;
+    // identical records, which several modules' tables can repeat, are written once.
+    out.sort();
+    out.dedup();
+    out
+}

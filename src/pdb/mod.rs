@@ -1,0 +1,225 @@
+//! PDB: the second source of debug information beside DWARF. Functions, their line
+//! rows and inline sites come from the module streams, read in parallel
+//! ([`functions`]); inline origins are named from the IPI and TPI streams ([`names`]);
+//! publics from the global symbol stream; x86 frame data becomes STACK WIN records
+//! ([`frames`]). Everything comes out as the format-neutral records of
+//! [`crate::debuginfo`], with RVAs for addresses.
+
+mod frames;
+mod functions;
+mod names;
+
+use std::io::Cursor;
+use std::path::Path;
+
+use pdb::FallibleIterator as _;
+
+use crate::debuginfo::DebugInfo;
+use crate::error::{Error, ErrorKind, Warnings};
+use crate::symbols::Symbol;
+use crate::unwind::stack_win::StackWin;
+
+/// Every PDB 7 file starts with this (the MSF "big" header).
+const MAGIC: &[u8] = b"Microsoft C/C++ MSF 7.00\r\n\x1aDS\0\0\0";
+
+/// True when `bytes` are a PDB (MSF 7.00) file.
+pub fn is_pdb(bytes: &[u8]) -> bool {
+    bytes.starts_with(MAGIC)
+}
+
+pub(crate) type Pdb<'a> = pdb::PDB<'a, Cursor<&'a [u8]>>;
+
+/// A PDB's identity: what a PE's CodeView record must name for the two to match.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PdbId {
+    /// The GUID in its stored (little-endian fields) layout.
+    pub guid: [u8; 16],
+    pub age: u32,
+    /// Breakpad's architecture name from the DBI stream's machine type.
+    pub arch: &'static str,
+}
+
+impl PdbId {
+    /// The Breakpad debug id.
+    pub fn debug_id(&self) -> String {
+        crate::identity::pdb_debug_id(&self.guid, self.age)
+    }
+}
+
+/// What a PDB gives a symbol file.
+#[derive(Debug, Default)]
+pub struct PdbOutput {
+    pub info: DebugInfo,
+    /// Code publics, at their RVAs, with their decorated names.
+    pub publics: Vec<Symbol>,
+    /// x86 frame data, by RVA.
+    pub frames: Vec<StackWin>,
+}
+
+/// What to extract.
+#[derive(Debug, Clone, Copy)]
+pub struct PdbOptions {
+    pub inlines: bool,
+    /// STACK WIN records (x86 frame data).
+    pub frames: bool,
+}
+
+fn corrupt(path: &Path, what: &str, e: pdb::Error) -> Error {
+    Error::new(path, ErrorKind::Corrupt(format!("PDB {what}: {e}")))
+}
+
+/// Opens the PDB in `bytes`.
+pub(crate) fn open<'a>(path: &Path, bytes: &'a [u8]) -> Result<Pdb<'a>, Error> {
+    pdb::PDB::open(Cursor::new(bytes)).map_err(|e| corrupt(path, "container", e))
+}
+
+/// Reads the identity of the PDB in `bytes`. The age is the DBI stream's, which is what
+/// a linker writes into the image and what DIA and symbol servers go by; the PDB info
+/// stream's may be higher after incremental links.
+pub fn identify(path: &Path, bytes: &[u8]) -> Result<PdbId, Error> {
+    let mut pdb = open(path, bytes)?;
+    let info = pdb
+        .pdb_information()
+        .map_err(|e| corrupt(path, "info stream", e))?;
+    let dbi = pdb
+        .debug_information()
+        .map_err(|e| corrupt(path, "DBI stream", e))?;
+    let (d1, d2, d3, d4) = info.guid.as_fields();
+    let mut guid = [0u8; 16];
+    guid[0..4].copy_from_slice(&d1.to_le_bytes());
+    guid[4..6].copy_from_slice(&d2.to_le_bytes());
+    guid[6..8].copy_from_slice(&d3.to_le_bytes());
+    guid[8..16].copy_from_slice(d4);
+    let arch = match dbi.machine_type() {
+        Ok(pdb::MachineType::X86) => "x86",
+        Ok(pdb::MachineType::Amd64) => "x86_64",
+        Ok(pdb::MachineType::Arm64) => "arm64",
+        Ok(pdb::MachineType::ArmNT | pdb::MachineType::Arm | pdb::MachineType::Thumb) => "arm",
+        _ => "unknown",
+    };
+    Ok(PdbId {
+        guid,
+        age: dbi.age().unwrap_or(info.age),
+        arch,
+    })
+}
+
+/// Extracts functions, publics and (for x86) frame data from the PDB in `bytes`.
+pub fn extract(
+    path: &Path,
+    bytes: &[u8],
+    opts: PdbOptions,
+    warnings: &mut Warnings,
+) -> Result<PdbOutput, Error> {
+    let mut pdb = open(path, bytes)?;
+    let address_map = pdb
+        .address_map()
+        .map_err(|e| corrupt(path, "section headers", e))?;
+    let x86 = identify(path, bytes)?.arch == "x86";
+    let info = functions::extract(path, bytes, opts.inlines, warnings)?;
+    let publics = publics(&mut pdb, &address_map, x86, warnings);
+    let frames = if opts.frames {
+        frames::extract(&mut pdb, &address_map, warnings)
+    } else {
+        Vec::new()
+    };
+    Ok(PdbOutput {
+        info,
+        publics,
+        frames,
+    })
+}
+
+/// The code publics of the global symbol stream, in stream order.
+fn publics(
+    pdb: &mut Pdb<'_>,
+    address_map: &pdb::AddressMap<'_>,
+    x86: bool,
+    warnings: &mut Warnings,
+) -> Vec<Symbol> {
+    let table = match pdb.global_symbols() {
+        Ok(t) => t,
+        Err(e) => {
+            warnings.push(format!("PDB global symbols: {e}; no PUBLIC records"));
+            return Vec::new();
+        }
+    };
+    let mut out = Vec::new();
+    let mut iter = table.iter();
+    loop {
+        let symbol = match iter.next() {
+            Ok(Some(s)) => s,
+            Ok(None) => break,
+            Err(e) => {
+                warnings.push(format!(
+                    "PDB global symbols: {e}; the publics after this point are skipped"
+                ));
+                break;
+            }
+        };
+        let Ok(pdb::SymbolData::Public(p)) = symbol.parse() else {
+            continue;
+        };
+        if !(p.function || p.code) {
+            continue;
+        }
+        let Some(rva) = p.offset.to_rva(address_map) else {
+            continue;
+        };
+        let raw = p.name.to_string();
+        let raw = if x86 {
+            undecorate_c(&raw).to_string()
+        } else {
+            raw.into_owned()
+        };
+        out.push(Symbol {
+            address: u64::from(rva.0),
+            raw,
+        });
+    }
+    out
+}
+
+/// An x86 C name without the decoration the calling convention adds: `_f` (cdecl),
+/// `_f@8` (stdcall), `@f@8` (fastcall) are all `f`, as DIA undecorates them. C++ names
+/// (`?f@@YAHH@Z`) are left to the demangler.
+pub fn undecorate_c(name: &str) -> &str {
+    let strip_suffix = |n: &'_ str| -> usize {
+        match n.rfind('@') {
+            Some(i)
+                if i > 0 && n[i + 1..].bytes().all(|b| b.is_ascii_digit()) && i + 1 < n.len() =>
+            {
+                i
+            }
+            _ => n.len(),
+        }
+    };
+    if let Some(rest) = name.strip_prefix('_') {
+        return &rest[..strip_suffix(rest)];
+    }
+    if let Some(rest) = name.strip_prefix('@') {
+        return &rest[..strip_suffix(rest)];
+    }
+    name
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn c_decorations() {
+        assert_eq!(undecorate_c("_main"), "main");
+        assert_eq!(undecorate_c("_WinMain@16"), "WinMain");
+        assert_eq!(undecorate_c("@fast@8"), "fast");
+        assert_eq!(undecorate_c("?f@@YAHH@Z"), "?f@@YAHH@Z");
+        assert_eq!(undecorate_c("_a@b"), "a@b");
+        assert_eq!(undecorate_c("plain"), "plain");
+    }
+
+    #[test]
+    fn magic() {
+        assert!(is_pdb(b"Microsoft C/C++ MSF 7.00\r\n\x1aDS\0\0\0rest"));
+        assert!(!is_pdb(b"\x7fELF"));
+    }
+}

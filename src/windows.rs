@@ -1,0 +1,352 @@
+//! Windows modules: a PE with its PDB (found from the CodeView record), a PDB with the
+//! PE beside it, or a PE carrying DWARF (MinGW, Cygwin). Identity and unwind tables come
+//! from the PE; functions, lines, publics and x86 frame data from the PDB.
+
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, ErrorKind, Warnings};
+use crate::identity::{self, Identity, PdbRef};
+use crate::load::{Input, Object};
+use crate::module::Module;
+use crate::pdb::{self, PdbId, PdbOptions};
+use crate::{Dump, Options};
+
+/// Where a PE's PDB was looked for.
+#[derive(Debug, Default)]
+struct PdbSearch {
+    tried: Vec<String>,
+    /// A PDB of the right name but another id, with that id.
+    mismatch: Option<(PathBuf, String)>,
+    servers: Vec<String>,
+}
+
+/// Dumps a PE file: with its PDB when one is found, else from the DWARF or the export
+/// table and unwind tables in the image.
+pub(crate) fn dump_pe(
+    obj: &Object,
+    identity: Identity,
+    opts: &Options,
+    on_disk: bool,
+    mut warnings: Warnings,
+) -> Result<Dump, Error> {
+    let facts = identity::pe_facts(obj)
+        .ok_or_else(|| Error::new(obj.path, ErrorKind::Corrupt("not a PE image".into())))?;
+    let mut search = PdbSearch::default();
+    let pdb_path = match (&facts.pdb, on_disk) {
+        (_, false) => None,
+        (Some(want), true) => find_pdb(obj.path, want, opts, &mut search)?,
+        (None, true) => explicit_pdb(opts).map(|p| p.to_path_buf()),
+    };
+    let mut servers = std::mem::take(&mut search.servers);
+    if let Some(path) = pdb_path {
+        let input = Input::open(&path)?;
+        return with_pdb(obj, identity, &input, opts, warnings, servers);
+    }
+    if let (Some((path, found)), Some(want)) = (&search.mismatch, &facts.pdb) {
+        return Err(Error::new(
+            obj.path,
+            ErrorKind::Unsupported(format!(
+                "{} does not match: the image was linked with PDB {} {}, the file is {found}",
+                path.display(),
+                want.file_name(),
+                want.debug_id()
+            )),
+        ));
+    }
+    let mut dump = crate::dump_object(obj, identity, opts, std::mem::take(&mut warnings), false)?;
+    if let Some(want) = facts
+        .pdb
+        .as_ref()
+        .filter(|_| crate::debugfile::lacks_dwarf(obj))
+    {
+        dump.no_debug_info = Some(crate::debugfile::Search {
+            tried: search.tried,
+            pdb: Some(format!("{} {}", want.file_name(), want.debug_id())),
+            ..Default::default()
+        });
+    }
+    dump.servers.append(&mut servers);
+    add_exports(obj, &mut dump.module);
+    Ok(dump)
+}
+
+/// The PDB given on the command line beside the PE, if any.
+fn explicit_pdb(opts: &Options) -> Option<&Path> {
+    opts.companion
+        .as_deref()
+        .filter(|p| std::fs::read(p).is_ok_and(|b| pdb::is_pdb(&b)))
+}
+
+/// Looks for the PDB `want` names: given on the command line, at its recorded path,
+/// beside the image, in the debug directories (flat or in the symstore layout), then in
+/// the symbol path's stores and servers. A PDB found by name whose id differs is passed
+/// over (and remembered, for the error if no other is found); one given explicitly must
+/// match.
+fn find_pdb(
+    pe: &Path,
+    want: &PdbRef,
+    opts: &Options,
+    search: &mut PdbSearch,
+) -> Result<Option<PathBuf>, Error> {
+    let want_id = want.debug_id();
+    if let Some(given) = &opts.companion {
+        let found = id_of(given)?;
+        if found.debug_id() != want_id {
+            return Err(Error::new(
+                pe,
+                ErrorKind::Unsupported(format!(
+                    "{} does not match: the image was linked with PDB {} {want_id}, the file is {}",
+                    given.display(),
+                    want.file_name(),
+                    found.debug_id()
+                )),
+            ));
+        }
+        return Ok(Some(given.clone()));
+    }
+    let name = want.file_name();
+    if name.is_empty() {
+        return Ok(None);
+    }
+    let mut candidates: Vec<PathBuf> = Vec::new();
+    // Recorded by a linker on this kind of system (a cross build) or on Windows (only
+    // its file name can be used here).
+    if !want.path.contains('\\') && Path::new(&want.path).is_absolute() {
+        candidates.push(PathBuf::from(&want.path));
+    }
+    let dir = pe.parent().unwrap_or(Path::new("."));
+    candidates.push(dir.join(name));
+    for d in &opts.debug_dirs {
+        candidates.push(d.join(name));
+        candidates.push(d.join(name).join(&want_id).join(name));
+    }
+    for c in candidates {
+        search.tried.push(c.display().to_string());
+        if !c.is_file() {
+            continue;
+        }
+        match id_of(&c) {
+            Ok(id) if id.debug_id() == want_id => return Ok(Some(c)),
+            Ok(id) => {
+                search.mismatch.get_or_insert((c, id.debug_id()));
+            }
+            Err(_) => {}
+        }
+    }
+    if let Some(symbols) = &opts.symbol_path {
+        let found = symbols.find(name, &want_id);
+        search.tried.extend(found.asked);
+        search.servers.extend(found.problems);
+        if let Some(p) = found.path {
+            match id_of(&p) {
+                Ok(id) if id.debug_id() == want_id => return Ok(Some(p)),
+                Ok(id) => {
+                    search.mismatch.get_or_insert((p, id.debug_id()));
+                }
+                Err(e) => search.servers.push(format!("symbol server file {e}")),
+            }
+        }
+    }
+    Ok(None)
+}
+
+fn id_of(path: &Path) -> Result<PdbId, Error> {
+    let input = Input::open(path)?;
+    if !pdb::is_pdb(input.bytes()) {
+        return Err(Error::new(
+            path,
+            ErrorKind::NotObject("not a PDB (MSF 7.00) file".into()),
+        ));
+    }
+    pdb::identify(path, input.bytes())
+}
+
+/// Dumps a PE with its PDB.
+fn with_pdb(
+    obj: &Object,
+    identity: Identity,
+    pdb_input: &Input,
+    opts: &Options,
+    warnings: Warnings,
+    servers: Vec<String>,
+) -> Result<Dump, Error> {
+    let layout = identity::layout(obj);
+    let mut dump = from_pdb(pdb_input, identity, opts, warnings)?;
+    if opts.cfi {
+        let mut w = Warnings::default();
+        dump.module.cfi = crate::unwind::extract(
+            obj,
+            None,
+            &dump.module.arch.clone(),
+            &layout,
+            layout.load_address,
+            &mut w,
+        );
+        dump.warnings.0.extend(w.0);
+    }
+    dump.debug_file = Some(pdb_input.path().to_path_buf());
+    dump.servers = servers;
+    Ok(dump)
+}
+
+/// The model from a PDB, under `identity`; no STACK CFI (that needs the image).
+fn from_pdb(
+    input: &Input,
+    identity: Identity,
+    opts: &Options,
+    mut warnings: Warnings,
+) -> Result<Dump, Error> {
+    let path = input.path();
+    let x86 = identity.arch == "x86";
+    let out = pdb::extract(
+        path,
+        input.bytes(),
+        PdbOptions {
+            inlines: opts.inlines,
+            frames: x86 && opts.cfi,
+        },
+        &mut warnings,
+    )?;
+    let mut info = out.info;
+    for file in &mut info.files {
+        *file = opts.source_paths.apply(file);
+    }
+    // x86: a function's argument bytes are its frame data's.
+    if x86 {
+        for f in &mut info.functions {
+            let i = out.frames.partition_point(|r| u64::from(r.rva) < f.start);
+            if let Some(r) = out.frames.get(i).filter(|r| u64::from(r.rva) == f.start) {
+                f.param_size = r.params_size;
+            }
+        }
+    }
+    let mut module = Module::build(identity, info, out.publics, 0, &mut warnings);
+    if x86 {
+        for p in &mut module.publics {
+            let i = out.frames.partition_point(|r| u64::from(r.rva) < p.address);
+            if let Some(r) = out.frames.get(i).filter(|r| u64::from(r.rva) == p.address) {
+                p.param_size = r.params_size;
+            }
+        }
+    }
+    module.write_multiple = opts.multiple_field;
+    module.extra_info = opts.extra_info.clone();
+    module.stack_win = out.frames;
+    Ok(Dump {
+        module,
+        warnings,
+        debug_file: Some(path.to_path_buf()),
+        no_debug_info: None,
+        servers: Vec::new(),
+    })
+}
+
+/// Dumps a PDB: with the PE beside it (same name, `.exe`, `.dll`, `.sys`, or the one
+/// given) when its CodeView record names this PDB, else from the PDB alone (no code id,
+/// no STACK CFI).
+pub(crate) fn dump_pdb(input: &Input, opts: &Options, on_disk: bool) -> Result<Dump, Error> {
+    let path = input.path();
+    let id = pdb::identify(path, input.bytes())?;
+    let name = crate::basename(path);
+    if on_disk {
+        let mut candidates: Vec<PathBuf> = opts.companion.iter().cloned().collect();
+        let stem = path.with_extension("");
+        for ext in ["exe", "dll", "sys", "ocx", "drv", "efi"] {
+            candidates.push(stem.with_extension(ext));
+        }
+        let explicit = opts.companion.is_some();
+        for c in candidates {
+            if !c.is_file() {
+                continue;
+            }
+            let Ok(pe_input) = Input::open(&c) else {
+                continue;
+            };
+            let Ok(obj) = Object::parse(&pe_input) else {
+                continue;
+            };
+            let facts = identity::pe_facts(&obj);
+            let Some(cv) = facts.and_then(|f| f.pdb) else {
+                continue;
+            };
+            if cv.debug_id() != id.debug_id() {
+                if explicit {
+                    return Err(Error::new(
+                        path,
+                        ErrorKind::Unsupported(format!(
+                            "{} does not match: it was linked with PDB {} {}, this file is {}",
+                            c.display(),
+                            cv.file_name(),
+                            cv.debug_id(),
+                            id.debug_id()
+                        )),
+                    ));
+                }
+                continue;
+            }
+            let pe_name = crate::basename(&c);
+            let mut identity = identity::identity(&obj, pe_name);
+            crate::override_identity(&mut identity, opts);
+            if opts.header_only {
+                return Ok(crate::header_dump(identity, opts, Warnings::default()));
+            }
+            return with_pdb(&obj, identity, input, opts, Warnings::default(), Vec::new());
+        }
+    }
+    let mut identity = Identity {
+        os: "windows".into(),
+        arch: id.arch,
+        debug_id: id.debug_id(),
+        code_id: None,
+        name: crate::demangle::sanitize(&name).unwrap_or_else(|| "unnamed".into()),
+    };
+    crate::override_identity(&mut identity, opts);
+    if opts.header_only {
+        return Ok(crate::header_dump(identity, opts, Warnings::default()));
+    }
+    from_pdb(input, identity, opts, Warnings::default())
+}
+
+/// PUBLIC records for exported functions no FUNC or PUBLIC covers (a PE without debug
+/// information still names its entry points).
+fn add_exports(obj: &Object, module: &mut Module) {
+    use object::Object as _;
+    let Ok(exports) = obj.file.exports() else {
+        return;
+    };
+    let layout = identity::layout(obj);
+    let bias = module.bias;
+    let mut added = false;
+    for e in exports.flatten() {
+        let object::read::NameOrOrdinal::Name(raw) = e.name() else {
+            continue;
+        };
+        let object::read::ExportTarget::Address { address: va } = e.target() else {
+            continue;
+        };
+        let address = va.wrapping_sub(bias);
+        if layout.code_span_end(va).is_none() || module.covers(address) {
+            continue;
+        }
+        let Some(name) = crate::demangle::sanitize(&crate::demangle::demangle(
+            &String::from_utf8_lossy(raw),
+            crate::demangle::Lang::Other,
+        )) else {
+            continue;
+        };
+        if module.publics.iter().any(|p| p.address == address) {
+            continue;
+        }
+        module.publics.push(crate::module::Public {
+            address,
+            name,
+            multiple: false,
+            param_size: 0,
+        });
+        added = true;
+    }
+    if added {
+        // By address, as the model keeps them.
+        module.publics.sort_by_key(|p| p.address);
+    }
+}

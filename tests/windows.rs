@@ -1,0 +1,583 @@
+//! Windows modules against independent oracles: llvm-symbolizer (reading the PDB, or
+//! the DWARF inside MinGW images) at every address of `.text`, llvm-readobj's decoding
+//! of `.pdata`/`.xdata`, llvm-pdbutil's of the x86 frame data, and rust-minidump's
+//! symbol-file parser. Fixtures and oracle files: fixtures/windows/make.sh.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use common::scoring::score;
+use common::{OracleRow, dumpsyms_command, parse};
+
+fn windows() -> PathBuf {
+    common::fixtures().join("windows")
+}
+
+/// The fixtures with an llvm-symbolizer oracle: `(directory, image)`.
+const IMAGES: [(&str, &str); 6] = [
+    ("msvc-x86_64", "app.exe"),
+    ("msvc-x86_64-Od", "app.exe"),
+    ("msvc-i686", "app.exe"),
+    ("msvc-aarch64", "app.exe"),
+    ("mingw-x86_64", "app.exe"),
+    ("mingw-i686", "app.exe"),
+];
+
+fn dump(args: &[&str]) -> String {
+    let out = dumpsyms_command().args(args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "dumpsyms {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// LLVM's MSVC demangler spells a few things its own way; these are the same names as
+/// ours: the `struct`/`class`/`union`/`enum` keyword before a type name (DIA's
+/// `UNDNAME_NO_ECSU`, which Breakpad asks for, leaves it out), and `dtor` for
+/// `destructor` in compiler-generated names.
+fn llvm_name(name: &str) -> String {
+    let mut n = name.to_string();
+    for kw in ["struct ", "class ", "union ", "enum "] {
+        n = n.replace(kw, "");
+    }
+    n.replace(" dtor'", " destructor'")
+}
+
+/// c++filt keeps 32-bit GCC's `__stdcall`/`__fastcall` decoration around a demangled
+/// name (`std_call(int, int, int)@12`, `@fast_call(int, int)@8`), as if it were an ELF
+/// symbol version; we write the name without it, as DIA undecorates C names.
+fn gnu_name(name: &str) -> String {
+    let name = name.strip_prefix('@').unwrap_or(name);
+    match name.rsplit_once(")@") {
+        Some((body, n)) if n.bytes().all(|b| b.is_ascii_digit()) => format!("{body})"),
+        _ => name.to_string(),
+    }
+}
+
+/// An oracle file (format: fixtures/windows/make.sh) as the ELF scoring reads them.
+fn read_oracle(path: &Path) -> Vec<OracleRow> {
+    let text = std::fs::read_to_string(path).unwrap();
+    text.lines()
+        .map(|l| {
+            let cols: Vec<&str> = l.split('\t').collect();
+            let n: usize = cols[1].parse().unwrap();
+            assert_eq!(cols.len(), 2 + 3 * n, "bad oracle row {l}");
+            let frames: Vec<common::Frame> = (0..n)
+                .map(|k| {
+                    (
+                        gnu_name(&llvm_name(cols[2 + 3 * k])),
+                        cols[3 + 3 * k].to_string(),
+                        cols[4 + 3 * k].parse().unwrap(),
+                    )
+                })
+                .collect();
+            OracleRow {
+                address: u64::from_str_radix(cols[0], 16).unwrap(),
+                symtab_name: frames.last().unwrap().0.clone(),
+                frames,
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn functions_lines_and_inlines_match_llvm_symbolizer() {
+    let mut ok = true;
+    for (dir, image) in IMAGES {
+        let path = windows().join(dir).join(image);
+        let text = dump(&["--inlines", path.to_str().unwrap()]);
+        let sym = parse(&text);
+        let oracle = read_oracle(&windows().join("oracle").join(format!("{dir}.tsv")));
+        assert!(oracle.len() > 500, "{dir}: oracle too small");
+        ok &= score(&sym, &oracle).report(dir);
+    }
+    assert!(ok, "agreement below the required share (see above)");
+}
+
+/// One `RuntimeFunction` as llvm-readobj --unwind prints it.
+struct ReadobjFunction {
+    start: u64,
+    end: u64,
+    prolog: u64,
+    /// `(offset, op, args)` in listing order (last prologue instruction first).
+    codes: Vec<(u64, String, String)>,
+}
+
+fn read_unwind(path: &Path) -> Vec<ReadobjFunction> {
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut out: Vec<ReadobjFunction> = Vec::new();
+    let num = |s: &str| {
+        let s = s.trim().trim_start_matches('(').trim_end_matches(')');
+        u64::from_str_radix(s.trim_start_matches("0x"), 16).unwrap()
+    };
+    for line in text.lines().map(str::trim) {
+        if let Some(v) = line.strip_prefix("StartAddress: ") {
+            out.push(ReadobjFunction {
+                start: num(v),
+                end: 0,
+                prolog: 0,
+                codes: Vec::new(),
+            });
+        } else if let Some(v) = line.strip_prefix("EndAddress: ") {
+            out.last_mut().unwrap().end = num(v);
+        } else if let Some(v) = line.strip_prefix("PrologSize: ") {
+            out.last_mut().unwrap().prolog = v.parse().unwrap();
+        } else if line.starts_with("Chained") {
+            panic!("chained unwind information: extend this reader");
+        } else if let Some((off, rest)) = line.split_once(": ")
+            && off.starts_with("0x")
+            && off.len() == 4
+        {
+            let (op, args) = rest.split_once(' ').unwrap_or((rest, ""));
+            out.last_mut()
+                .unwrap()
+                .codes
+                .push((num(off), op.to_string(), args.to_string()));
+        }
+    }
+    out
+}
+
+/// The rules the codes llvm-readobj decoded give in the function body, by the
+/// semantics Microsoft documents for `RtlVirtualUnwind`.
+fn expected_body_rules(f: &ReadobjFunction) -> std::collections::BTreeMap<String, String> {
+    let arg = |args: &str, key: &str| -> String {
+        args.split([',', ' '])
+            .find_map(|a| a.strip_prefix(key))
+            .unwrap_or_else(|| panic!("{key} in {args}"))
+            .to_string()
+    };
+    let int = |s: String| -> u64 {
+        match s.strip_prefix("0x") {
+            Some(h) => u64::from_str_radix(h, 16).unwrap(),
+            None => s.parse().unwrap(),
+        }
+    };
+    let reg = |s: String| format!("${}", s.to_lowercase());
+    let total: u64 = 8 + f
+        .codes
+        .iter()
+        .map(|(_, op, args)| match op.as_str() {
+            "PUSH_NONVOL" => 8,
+            "ALLOC_SMALL" | "ALLOC_LARGE" => int(arg(args, "size=")),
+            _ => 0,
+        })
+        .sum::<u64>();
+    let mut depth = 8u64;
+    let mut cfa = None;
+    let mut rules = std::collections::BTreeMap::new();
+    for (_, op, args) in f.codes.iter().rev() {
+        match op.as_str() {
+            "PUSH_NONVOL" => {
+                depth += 8;
+                rules.insert(reg(arg(args, "reg=")), format!(".cfa {depth} - ^"));
+            }
+            "ALLOC_SMALL" | "ALLOC_LARGE" => depth += int(arg(args, "size=")),
+            "SET_FPREG" => {
+                let offset = int(arg(args, "offset="));
+                cfa = Some(format!("{} {} +", reg(arg(args, "reg=")), depth - offset));
+            }
+            "SAVE_NONVOL" | "SAVE_XMM128" => {
+                let at = total - int(arg(args, "offset="));
+                rules.insert(reg(arg(args, "reg=")), format!(".cfa {at} - ^"));
+            }
+            other => panic!("unwind code {other}: extend this reader"),
+        }
+    }
+    rules.insert(
+        ".cfa".into(),
+        cfa.unwrap_or_else(|| format!("$rsp {depth} +")),
+    );
+    rules.insert(".ra".into(), ".cfa 8 - ^".into());
+    rules
+}
+
+/// Our STACK CFI rules in force at `address`.
+fn our_rules(text: &str, address: u64) -> Option<std::collections::BTreeMap<String, String>> {
+    let mut state: Option<std::collections::BTreeMap<String, String>> = None;
+    let mut range = (0, 0);
+    for line in text.lines() {
+        let (at, rules) = if let Some(r) = line.strip_prefix("STACK CFI INIT ") {
+            let mut f = r.splitn(3, ' ');
+            let at = u64::from_str_radix(f.next().unwrap(), 16).unwrap();
+            let size = u64::from_str_radix(f.next().unwrap(), 16).unwrap();
+            if !(at <= address && address < at + size) {
+                continue;
+            }
+            range = (at, at + size);
+            state = Some(Default::default());
+            (at, f.next().unwrap())
+        } else if let Some(r) = line.strip_prefix("STACK CFI ") {
+            let (at, rules) = r.split_once(' ').unwrap();
+            let at = u64::from_str_radix(at, 16).unwrap();
+            if state.is_none() || at < range.0 || at >= range.1 || at > address {
+                continue;
+            }
+            (at, rules)
+        } else {
+            continue;
+        };
+        let _ = at;
+        let s = state.as_mut().unwrap();
+        // `name: expr name: expr ...`: split at each ` name:`.
+        let mut names: Vec<(usize, &str)> = Vec::new();
+        for (i, tok) in rules.split(' ').enumerate() {
+            if let Some(n) = tok.strip_suffix(':') {
+                names.push((i, n));
+            }
+        }
+        let toks: Vec<&str> = rules.split(' ').collect();
+        for (k, &(i, name)) in names.iter().enumerate() {
+            let end = names.get(k + 1).map_or(toks.len(), |n| n.0);
+            s.insert(name.to_string(), toks[i + 1..end].join(" "));
+        }
+    }
+    state
+}
+
+#[test]
+fn x64_stack_cfi_matches_llvm_readobj() {
+    for (dir, image) in [
+        ("msvc-x86_64", "app.exe"),
+        ("msvc-x86_64-Od", "app.exe"),
+        ("nopdb-x86_64", "app.dll"),
+    ] {
+        let path = windows().join(dir).join(image);
+        let text = dump(&[path.to_str().unwrap()]);
+        let functions = read_unwind(&windows().join("oracle").join(format!("{dir}.unwind")));
+        assert!(functions.len() >= 5, "{dir}: {} functions", functions.len());
+        let base = if image.ends_with(".dll") {
+            0x1_8000_0000
+        } else {
+            0x1_4000_0000
+        };
+        let mut checked = 0;
+        for f in &functions {
+            let want = expected_body_rules(f);
+            // The body: from the end of the prologue to the last byte.
+            for address in [f.start + f.prolog, f.end - 1] {
+                let rva = address - base;
+                let ours = our_rules(&text, rva)
+                    .unwrap_or_else(|| panic!("{dir}: no STACK CFI at {rva:#x}"));
+                assert_eq!(ours, want, "{dir}: rules at {rva:#x}");
+                checked += 1;
+            }
+            // In the prologue, each instruction's row holds from its end.
+            let mut depth_rows = 0;
+            for (offset, _, _) in &f.codes {
+                if our_rules(&text, f.start - base + offset).is_some() {
+                    depth_rows += 1;
+                }
+            }
+            assert_eq!(
+                depth_rows,
+                f.codes.len(),
+                "{dir}: prologue rows at {:#x}",
+                f.start
+            );
+        }
+        println!(
+            "{dir}: {} functions, {checked} body addresses agree",
+            functions.len()
+        );
+    }
+}
+
+#[test]
+fn rust_minidump_reads_every_file_and_resolves_as_the_oracle() {
+    for (dir, image) in IMAGES {
+        let path = windows().join(dir).join(image);
+        let text = dump(&["--inlines", path.to_str().unwrap()]);
+        let file = breakpad_symbols::SymbolFile::from_bytes(text.as_bytes())
+            .unwrap_or_else(|e| panic!("{dir}: rust-minidump cannot read our file: {e}"));
+        assert_eq!(file.ambiguities_repaired, 0, "{dir}: overlapping records");
+        let oracle = read_oracle(&windows().join("oracle").join(format!("{dir}.tsv")));
+        let mut agree = 0;
+        for row in &oracle {
+            let Some(f) = file.functions.get(row.address) else {
+                continue;
+            };
+            let (inner_name, inner_file, inner_line) = &row.frames[0];
+            let outer = &row.frames.last().unwrap().0;
+            let line_ok =
+                f.get_innermost_sourceloc(row.address)
+                    .is_some_and(|(file_id, line, _)| {
+                        line == *inner_line && file.files.get(&file_id) == Some(inner_file)
+                    });
+            // The innermost inlined function, where the oracle has one.
+            let depth = row.frames.len() as u32 - 1;
+            let inline_ok = depth == 0
+                || f.get_inlinee_at_depth(depth - 1, row.address).is_some_and(
+                    |(_, _, _, origin)| {
+                        file.inline_origins.get(&origin).is_some_and(|n| {
+                            n == inner_name || n.ends_with(&format!("::{inner_name}"))
+                        })
+                    },
+                );
+            let name_ok = f.name.replace(' ', "") == outer.replace(' ', "")
+                || f.name.starts_with(&format!("{outer}("));
+            agree += usize::from(line_ok && inline_ok && name_ok);
+        }
+        let share = agree as f64 / oracle.len() as f64;
+        println!(
+            "{dir}: rust-minidump agrees with the oracle at {agree} of {}",
+            oracle.len()
+        );
+        assert!(share >= 0.99, "{dir}: {share}");
+        if dir == "msvc-i686" {
+            assert!(file.win_stack_framedata_info.get(0x1000).is_some());
+        }
+    }
+}
+
+/// The STACK WIN records, as written.
+fn stack_win(text: &str) -> Vec<&str> {
+    text.lines()
+        .filter(|l| l.starts_with("STACK WIN "))
+        .collect()
+}
+
+#[test]
+fn stack_win_matches_the_frame_data_and_mozilla() {
+    let path = windows().join("msvc-i686").join("app.exe");
+    let text = dump(&[path.to_str().unwrap()]);
+    let ours = stack_win(&text);
+    // Mozilla's dump_syms writes these records the same way, field for field.
+    let moz = std::fs::read_to_string(windows().join("oracle/msvc-i686.moz.sym")).unwrap();
+    assert_eq!(ours, stack_win(&moz));
+    // And each is a row of llvm-pdbutil's frame data table:
+    // RVA | Code | Locals | Params | Stack | Prolog | Saved Regs | ... | Program
+    let fpo = std::fs::read_to_string(windows().join("oracle/msvc-i686.fpo")).unwrap();
+    let rows: Vec<Vec<String>> = fpo
+        .lines()
+        .filter(|l| l.len() > 8 && l.as_bytes()[8] == b' ' && l.contains('|'))
+        .filter(|l| u32::from_str_radix(&l[..8], 16).is_ok())
+        .map(|l| l.split('|').map(|c| c.trim().to_string()).collect())
+        .collect();
+    assert_eq!(rows.len(), ours.len());
+    for (row, rec) in rows.iter().zip(&ours) {
+        let f: Vec<&str> = rec.splitn(13, ' ').collect();
+        let hex = |s: &str| u64::from_str_radix(s, 16).unwrap();
+        let dec = |s: &str| s.parse::<u64>().unwrap();
+        assert_eq!(f[2], "4", "{rec}");
+        assert_eq!(hex(f[3]), hex(&row[0]), "rva: {rec}");
+        assert_eq!(hex(f[4]), dec(&row[1]), "code size: {rec}");
+        assert_eq!(hex(f[5]), dec(&row[5]), "prolog: {rec}");
+        assert_eq!(hex(f[7]), dec(&row[3]), "params: {rec}");
+        assert_eq!(hex(f[8]), dec(&row[6]), "saved regs: {rec}");
+        assert_eq!(hex(f[9]), dec(&row[2]), "locals: {rec}");
+        assert_eq!(hex(f[10]), dec(&row[4]), "max stack: {rec}");
+        assert_eq!(f[11], "1");
+        assert_eq!(f[12].trim(), row[10].trim(), "program: {rec}");
+    }
+    // x86 FUNC param sizes come from the frame data at the function's start.
+    let param = |name: &str| -> String {
+        let line = text
+            .lines()
+            .find(|l| l.starts_with("FUNC ") && l.ends_with(name))
+            .unwrap_or_else(|| panic!("no FUNC {name}"));
+        line.split(' ').nth(3).unwrap().to_string()
+    };
+    assert_eq!(param(" std_call(int, int, int)"), "c");
+    assert_eq!(param(" recurse(int)"), "4");
+    // __fastcall: both arguments in registers.
+    assert_eq!(param(" fast_call(int, int)"), "0");
+}
+
+/// The image alone in a directory of its own, and its PDB's debug id.
+fn image_alone(dir: &str) -> (tempfile_dir::Dir, PathBuf, String) {
+    let tmp = tempfile_dir::Dir::new();
+    let exe = tmp.path().join("app.exe");
+    std::fs::copy(windows().join(dir).join("app.exe"), &exe).unwrap();
+    let header = dump(&["-i", exe.to_str().unwrap()]);
+    let id = header.split_whitespace().nth(3).unwrap().to_string();
+    (tmp, exe, id)
+}
+
+mod tempfile_dir {
+    /// A directory removed when dropped.
+    pub struct Dir(std::path::PathBuf);
+    impl Dir {
+        pub fn new() -> Dir {
+            static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+            let n = N.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            let p = std::env::temp_dir().join(format!("dumpsyms-win-{}-{n}", std::process::id()));
+            let _ = std::fs::remove_dir_all(&p);
+            std::fs::create_dir_all(&p).unwrap();
+            Dir(p)
+        }
+        pub fn path(&self) -> &std::path::Path {
+            &self.0
+        }
+    }
+    impl Drop for Dir {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+}
+
+#[test]
+fn pdb_from_a_symbol_server_is_fetched_once_and_cached() {
+    let (tmp, exe, id) = image_alone("msvc-x86_64");
+    let with_pdb = dump(&[windows().join("msvc-x86_64/app.exe").to_str().unwrap()]);
+    // A store in the symstore layout, served over HTTP.
+    let store = tmp.path().join("store");
+    std::fs::create_dir_all(store.join("app.pdb").join(&id)).unwrap();
+    std::fs::copy(
+        windows().join("msvc-x86_64/app.pdb"),
+        store.join("app.pdb").join(&id).join("app.pdb"),
+    )
+    .unwrap();
+    let (url, asked) = common::walk::serve_dir(&store);
+    let cache = tmp.path().join("cache");
+    let srv = format!("srv*{}*{url}", cache.display());
+    let first = dump(&["--symbol-server", &srv, exe.to_str().unwrap()]);
+    assert_eq!(first, with_pdb);
+    assert!(cache.join("app.pdb").join(&id).join("app.pdb").is_file());
+    // The second run reads the cache: the server is asked once in all.
+    let second = dump(&["--symbol-server", &srv, exe.to_str().unwrap()]);
+    assert_eq!(second, with_pdb);
+    let want = format!("/app.pdb/{id}/app.pdb");
+    assert_eq!(*asked.lock().unwrap(), vec![want]);
+    // _NT_SYMBOL_PATH is read when no --symbol-server is given.
+    let out = dumpsyms_command()
+        .env("_NT_SYMBOL_PATH", &srv)
+        .arg(&exe)
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8(out.stdout).unwrap(), with_pdb);
+
+    // A server without the PDB: the image's own records, and a message naming it.
+    let (empty_url, _) = common::walk::serve_dir(tmp.path().join("nothing").as_path());
+    let srv = format!("srv*{}*{empty_url}", tmp.path().join("cache2").display());
+    let out = dumpsyms_command()
+        .args(["--symbol-server", &srv])
+        .arg(&exe)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(&format!("PDB app.pdb {id} not found")),
+        "{err}"
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        !text.contains("\nFUNC ") && text.contains("\nSTACK CFI INIT "),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_pdb_of_another_build_is_refused_naming_both_ids() {
+    let (tmp, exe, id) = image_alone("msvc-x86_64");
+    let other = tmp.path().join("app.pdb");
+    std::fs::copy(windows().join("msvc-x86_64-Od/app.pdb"), &other).unwrap();
+    let other_id = dump(&[
+        "-i",
+        windows().join("msvc-x86_64-Od/app.exe").to_str().unwrap(),
+    ])
+    .split_whitespace()
+    .nth(3)
+    .unwrap()
+    .to_string();
+    // Found beside the image, and given explicitly: both refused.
+    for args in [vec![exe.clone()], vec![exe.clone(), other.clone()]] {
+        let out = dumpsyms_command().args(&args).output().unwrap();
+        assert!(!out.status.success());
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(&id) && err.contains(&other_id), "{err}");
+    }
+}
+
+#[test]
+fn a_pdb_alone_or_with_its_image_beside_it() {
+    let dir = windows().join("msvc-x86_64");
+    let from_exe = dump(&[dir.join("app.exe").to_str().unwrap()]);
+    // The image beside the PDB is found: the same file.
+    assert_eq!(dump(&[dir.join("app.pdb").to_str().unwrap()]), from_exe);
+    // Alone: the PDB's own identity, functions and publics; no code id, no CFI.
+    let tmp = tempfile_dir::Dir::new();
+    let pdb = tmp.path().join("app.pdb");
+    std::fs::copy(dir.join("app.pdb"), &pdb).unwrap();
+    let alone = dump(&[pdb.to_str().unwrap()]);
+    assert_eq!(alone.lines().next(), from_exe.lines().next());
+    assert!(!alone.contains("INFO CODE_ID") && !alone.contains("STACK CFI"));
+    let funcs = |t: &str| {
+        t.lines()
+            .filter(|l| !l.starts_with("STACK") && !l.starts_with("INFO"))
+            .map(String::from)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(funcs(&alone), funcs(&from_exe));
+    // The image given beside it.
+    let both = dump(&[pdb.to_str().unwrap(), dir.join("app.exe").to_str().unwrap()]);
+    assert_eq!(both, from_exe);
+}
+
+#[test]
+fn an_image_without_debug_info_gives_exports_and_cfi() {
+    let dll = windows().join("nopdb-x86_64/app.dll");
+    let text = dump(&[dll.to_str().unwrap()]);
+    let first = text.lines().next().unwrap();
+    assert_eq!(
+        first,
+        "MODULE windows x86_64 000000000000000000000000000000000 app.dll"
+    );
+    assert!(text.contains("\nINFO CODE_ID "), "{text}");
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("PUBLIC ") && l.ends_with(" exported_entry"))
+    );
+    assert!(text.contains("\nSTACK CFI INIT "));
+}
+
+#[test]
+fn a_tree_of_windows_modules_goes_into_the_store_layout() {
+    let tmp = tempfile_dir::Dir::new();
+    let store = tmp.path().join("store");
+    let out = dumpsyms_command()
+        .arg("--store")
+        .arg(&store)
+        .arg(windows().join("msvc-x86_64"))
+        .arg(windows().join("mingw-x86_64"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let (_, _, id) = image_alone("msvc-x86_64");
+    // The PDB is read through its image, not dumped again on its own.
+    let sym = store.join("app.pdb").join(&id).join("app.sym");
+    assert_eq!(
+        std::fs::read_to_string(sym).unwrap(),
+        dump(&[windows().join("msvc-x86_64/app.exe").to_str().unwrap()])
+    );
+    let mingw = store
+        .join("app.exe")
+        .join("000000000000000000000000000000000")
+        .join("app.exe.sym");
+    assert!(mingw.is_file());
+    let count = walk_files(&store);
+    assert_eq!(count, 2);
+}
+
+fn walk_files(dir: &Path) -> usize {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| {
+            if e.path().is_dir() {
+                walk_files(&e.path())
+            } else {
+                1
+            }
+        })
+        .sum()
+}
