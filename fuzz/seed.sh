@@ -6,7 +6,7 @@ cd "$(dirname "$0")"
 fixtures=../fixtures
 # llvm-objcopy reads Mach-O too; GNU objcopy (binutils) is enough for the ELF seeds.
 objcopy=$(command -v llvm-objcopy || command -v objcopy || true)
-mkdir -p corpus/{dump,unwind_section,dwarf_expression,compact_unwind,link_sections,debug_info_stream,exidx}
+mkdir -p corpus/{dump,unwind_section,dwarf_expression,compact_unwind,link_sections,debug_info_stream,exidx,pe_unwind}
 
 tmp=$(mktemp)
 out=$(mktemp)
@@ -20,9 +20,9 @@ section() {
 }
 
 # Whole files: every fixture binary and regression input up to 256 KiB.
-find "$fixtures/bin" "$fixtures/extra" "$fixtures/regress" "$fixtures/macho" "$fixtures/ehabi" -type f -size -256k |
+find "$fixtures/bin" "$fixtures/extra" "$fixtures/regress" "$fixtures/macho" "$fixtures/ehabi" "$fixtures/windows" -type f -size -256k |
     while read -r f; do
-        case "$f" in *.sh | *.tsv | *.cfi | *.uuid | *.unwind | *.txt | *.py | *.readelf | *.llvm-readobj | *.dmp | *.nm) continue ;; esac
+        case "$f" in *.sh | *.tsv | *.cfi | *.uuid | *.unwind | *.txt | *.py | *.readelf | *.llvm-readobj | *.dmp | *.nm | *.fpo | *.sym | *.cpp) continue ;; esac
         cp "$f" "corpus/dump/$(echo "${f#$fixtures/}" | tr / _)"
     done
 
@@ -69,4 +69,44 @@ find corpus/link_sections -size 0 -delete
 printf '\x00\x77\x08\x80\x00\x3f\x1a\x3b\x2a\x33\x24\x22' > corpus/dwarf_expression/plt
 printf '\x01\x75\x00\x06' > corpus/dwarf_expression/deref
 printf '\x02\x70\x10\x06\x23\x08' > corpus/dwarf_expression/arm64
+
+# Windows unwind tables: a byte for the architecture and the .pdata length (in entries,
+# up to 127), then .pdata and the section holding the unwind information, re-based at
+# RVA 0x2000 the way the target reads it, cut out with Python (objcopy knows no RVAs).
+for f in "$fixtures"/windows/*/app.exe "$fixtures"/windows/*/app.dll; do
+    [ -f "$f" ] || continue
+    python3 - "$f" "corpus/pe_unwind/$(basename "$(dirname "$f")")" <<'PY' || true
+import struct, sys
+data = open(sys.argv[1], "rb").read()
+pe = struct.unpack_from("<I", data, 0x3C)[0]
+machine, nsec = struct.unpack_from("<HH", data, pe + 4)
+opt = struct.unpack_from("<H", data, pe + 20)[0]
+sections = {}
+for i in range(nsec):
+    h = pe + 24 + opt + 40 * i
+    name = data[h:h + 8].rstrip(b"\0").decode()
+    vsize, rva, rsize, raw = struct.unpack_from("<IIII", data, h + 8)
+    sections[name] = (rva, data[raw:raw + rsize])
+if ".pdata" not in sections:
+    sys.exit(0)
+arm64 = machine == 0xAA64
+size = 8 if arm64 else 12
+pdata = sections[".pdata"][1]
+count = min(len(pdata) // size, 127)
+entries = bytearray()
+unwind = sections.get(".xdata") or sections.get(".rdata")
+if unwind is None:
+    sys.exit(0)
+shift = unwind[0] - 0x2000
+for i in range(count):
+    e = bytearray(pdata[i * size:(i + 1) * size])
+    word_at = 4 if arm64 else 8
+    word = struct.unpack_from("<I", e, word_at)[0]
+    if not arm64 or word & 3 == 0:
+        struct.pack_into("<I", e, word_at, (word - shift) & 0xFFFFFFFF)
+    entries += e
+open(sys.argv[2], "wb").write(bytes([count << 1 | arm64]) + bytes(entries) + unwind[1])
+PY
+done
+
 for t in corpus/*; do echo "$(basename "$t"): $(ls "$t" | wc -l) seeds"; done

@@ -116,6 +116,40 @@ pub fn debug_info_stream(data: &[u8]) {
     }
 }
 
+/// Windows unwind tables: the first byte picks x64 or arm64 and how many bytes of
+/// `.pdata` follow (in entries); the rest is the section their unwind information is
+/// in. Every entry's rows must start at its function, increase, and carry `.cfa` and
+/// `.ra` first.
+pub fn pe_unwind(data: &[u8]) {
+    let Some((&pick, rest)) = data.split_first() else {
+        return;
+    };
+    let arm64 = pick & 1 == 1;
+    let entry = if arm64 { 8 } else { 12 };
+    let split = (usize::from(pick >> 1) * entry).min(rest.len());
+    let (pdata, image) = rest.split_at(split);
+    for rows in crate::unwind::pe_rows(pdata, image, arm64)
+        .into_iter()
+        .flatten()
+    {
+        let mut last = None;
+        for (i, (offset, rules)) in rows.iter().enumerate() {
+            if i == 0 {
+                assert_eq!(*offset, 0, "the first row is not at the function's start");
+            }
+            assert!(
+                last.is_none_or(|l| l < *offset),
+                "rows out of order: {rows:?}"
+            );
+            last = Some(*offset);
+            assert!(rules.len() >= 2 && rules[0].0 == ".cfa" && rules[1].0 == ".ra");
+            for (name, value) in rules {
+                assert!(!name.is_empty() && !value.is_empty() && !value.contains('\n'));
+            }
+        }
+    }
+}
+
 /// A whole dump of a file held in memory, with inlines; a dump that succeeds must write
 /// only well-formed records.
 pub fn dump(data: &[u8]) {
@@ -175,5 +209,14 @@ mod tests {
         dwarf_expression(&[0, 0x77, 0x08, 0x80, 0x00, 0x22]);
         link_sections(b"app.debug\0\0\0\x01\x02\x03\x04");
         compact_unwind(&[1, 0, 0, 0]);
+        // An x64 entry for 0x1000..0x1100 whose UNWIND_INFO (push rbp) is at 0x2000.
+        let mut pe = vec![2u8];
+        for w in [0x1000u32, 0x1100, 0x2000] {
+            pe.extend_from_slice(&w.to_le_bytes());
+        }
+        pe.extend_from_slice(&[1, 1, 1, 0, 1, 0x50, 0, 0]);
+        pe_unwind(&pe);
+        let rows = crate::unwind::pe_rows(&pe[1..13], &pe[13..], false);
+        assert_eq!(rows[0].as_ref().unwrap().len(), 2);
     }
 }

@@ -72,9 +72,15 @@ pub(crate) fn dump_pe(
 
 /// The PDB given on the command line beside the PE, if any.
 fn explicit_pdb(opts: &Options) -> Option<&Path> {
-    opts.companion
-        .as_deref()
-        .filter(|p| std::fs::read(p).is_ok_and(|b| pdb::is_pdb(&b)))
+    opts.companion.as_deref().filter(|p| starts_like_pdb(p))
+}
+
+/// Whether the file at `path` begins with the PDB magic (read without mapping it).
+fn starts_like_pdb(path: &Path) -> bool {
+    let mut head = [0u8; 32];
+    std::fs::File::open(path)
+        .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut head))
+        .is_ok_and(|()| pdb::is_pdb(&head))
 }
 
 /// Looks for the PDB `want` names: given on the command line, at its recorded path,

@@ -397,3 +397,71 @@ fn a_section_outside_the_file_is_reported_as_such() {
         "the section is not compressed: {about_line:?}"
     );
 }
+
+/// Windows images and PDBs, cut short and with bytes overwritten: a clear error or a
+/// well-formed file, never a panic. The PDB is dumped through its image (which finds it
+/// beside itself) and alone.
+#[test]
+fn damaged_pe_and_pdb_never_panic() {
+    let dir = fixtures().join("windows");
+    let mut rng = Rng(0x2545_f491_4f6c_dd1d);
+    for (victim, companion) in [
+        ("msvc-x86_64/app.pdb", Some("msvc-x86_64/app.exe")),
+        ("msvc-i686/app.pdb", Some("msvc-i686/app.exe")),
+        ("msvc-aarch64/app.exe", None),
+        ("msvc-x86_64/app.exe", None),
+        ("mingw-i686/app.exe", None),
+    ] {
+        let bytes = std::fs::read(dir.join(victim)).unwrap();
+        let case = std::env::temp_dir().join(format!(
+            "dumpsyms-corrupt-win-{}-{}",
+            std::process::id(),
+            victim.replace('/', "-")
+        ));
+        std::fs::create_dir_all(&case).unwrap();
+        let name = std::path::Path::new(victim).file_name().unwrap();
+        let path = case.join(name);
+        if let Some(image) = companion {
+            // The image beside the damaged PDB, but refers to it by its id: keep the
+            // id (the PDB info stream) readable by cutting only past the first pages.
+            std::fs::copy(dir.join(image), case.join("app.exe")).unwrap();
+        }
+        let mut inputs: Vec<Vec<u8>> = (1..60)
+            .map(|k| bytes[..bytes.len() * k / 60].to_vec())
+            .collect();
+        for _ in 0..60 {
+            let mut b = bytes.clone();
+            for _ in 0..16 {
+                let at = (rng.next() % b.len() as u64) as usize;
+                b[at] = rng.next() as u8;
+            }
+            inputs.push(b);
+        }
+        let (mut ok, mut err) = (0, 0);
+        for (i, input) in inputs.iter().enumerate() {
+            let what = format!("{victim} variant {i}");
+            match dump_bytes(input, &path, &what) {
+                Ok(_) => ok += 1,
+                Err(e) => {
+                    assert!(
+                        e.to_string().contains(path.to_str().unwrap())
+                            || e.to_string().contains("app."),
+                        "{what}: error does not name the file: {e}"
+                    );
+                    err += 1;
+                }
+            }
+            if companion.is_some() {
+                // Through the image, which finds the damaged PDB beside it.
+                let image = case.join("app.exe");
+                if let Ok(d) = dumpsyms::dump(&image, &dumpsyms::Options::default()) {
+                    let mut buf = Vec::new();
+                    dumpsyms::write_module(&d.module, &mut buf).unwrap();
+                    parse(&String::from_utf8(buf).unwrap());
+                }
+            }
+        }
+        println!("{victim}: {ok} variants dumped, {err} refused");
+        let _ = std::fs::remove_dir_all(&case);
+    }
+}

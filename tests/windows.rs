@@ -15,11 +15,12 @@ fn windows() -> PathBuf {
 }
 
 /// The fixtures with an llvm-symbolizer oracle: `(directory, image)`.
-const IMAGES: [(&str, &str); 6] = [
+const IMAGES: [(&str, &str); 7] = [
     ("msvc-x86_64", "app.exe"),
     ("msvc-x86_64-Od", "app.exe"),
     ("msvc-i686", "app.exe"),
     ("msvc-aarch64", "app.exe"),
+    ("msvc-aarch64-Od", "app.exe"),
     ("mingw-x86_64", "app.exe"),
     ("mingw-i686", "app.exe"),
 ];
@@ -580,4 +581,244 @@ fn walk_files(dir: &Path) -> usize {
             }
         })
         .sum()
+}
+
+/// One arm64 function as llvm-readobj --unwind prints it: its start and length, its
+/// prologue's instructions (in the listed order: last instruction first) and its
+/// epilogues' (start instruction index, instructions in execution order).
+struct Arm64Function {
+    start: u64,
+    len: u64,
+    packed: bool,
+    prologue: Vec<String>,
+    epilogues: Vec<(u64, Vec<String>)>,
+}
+
+fn read_arm64_unwind(path: &Path) -> Vec<Arm64Function> {
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut out: Vec<Arm64Function> = Vec::new();
+    #[derive(PartialEq)]
+    enum In {
+        None,
+        Prologue,
+        Epilogue,
+    }
+    let mut inside = In::None;
+    let num = |s: &str| {
+        let s = s.trim();
+        match s.strip_prefix("0x") {
+            Some(h) => u64::from_str_radix(h, 16).unwrap(),
+            None => s.parse().unwrap(),
+        }
+    };
+    for line in text.lines().map(str::trim) {
+        let f = out.last_mut();
+        if let Some(v) = line.strip_prefix("Function: ") {
+            out.push(Arm64Function {
+                start: num(v),
+                len: 0,
+                packed: false,
+                prologue: Vec::new(),
+                epilogues: Vec::new(),
+            });
+        } else if let Some(f) = f {
+            if let Some(v) = line.strip_prefix("FunctionLength: ") {
+                f.len = num(v);
+            } else if line.starts_with("Fragment: ") {
+                f.packed = true;
+                assert_eq!(line, "Fragment: No", "packed fragments: extend this reader");
+            } else if line.starts_with("Prologue [") {
+                inside = In::Prologue;
+            } else if let Some(v) = line.strip_prefix("StartOffset: ") {
+                f.epilogues.push((num(v), Vec::new()));
+            } else if line.starts_with("Opcodes [") {
+                inside = In::Epilogue;
+            } else if line == "]" {
+                inside = In::None;
+            } else if inside != In::None {
+                let asm = line.rsplit("; ").next().unwrap().trim().to_string();
+                match inside {
+                    In::Prologue => f.prologue.push(asm),
+                    _ => f.epilogues.last_mut().unwrap().1.push(asm),
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The frame an arm64 instruction sequence leaves: `sp` this far below the CFA (or the
+/// CFA this far above x29), and where registers are, as bytes below the CFA.
+#[derive(Clone, Debug)]
+struct Arm64Frame {
+    depth: i64,
+    fp: Option<i64>,
+    saved: std::collections::BTreeMap<String, i64>,
+}
+
+impl Arm64Frame {
+    /// Runs one instruction as llvm-readobj prints it.
+    fn step(&mut self, asm: &str) {
+        let reg = |r: &str| match r.trim() {
+            "lr" => "x30".to_string(),
+            "fp" => "x29".to_string(),
+            r if r.starts_with('d') => format!("v{}", &r[1..]),
+            r => r.to_string(),
+        };
+        let imm = |s: &str| -> i64 {
+            s.trim()
+                .trim_start_matches('[')
+                .trim_end_matches(['!', ']'])
+                .trim_start_matches("sp, ")
+                .trim_start_matches('#')
+                .parse()
+                .unwrap()
+        };
+        let (op, rest) = asm.split_once(' ').unwrap_or((asm, ""));
+        let args: Vec<&str> = rest.split(", ").collect();
+        match op {
+            "end" | "nop" => {}
+            // `sub sp, #n` (as unwind codes print) or `sub sp, sp, #n` (packed).
+            "sub" if args[0] == "sp" => self.depth += imm(args.last().unwrap()),
+            "add" if args[0] == "sp" => self.depth -= imm(args.last().unwrap()),
+            // `mov sp, fp`: sp back to where x29 points.
+            "mov" if args[0] == "sp" => {
+                let fp = self.fp.expect("mov sp, fp without a frame pointer");
+                self.depth = fp;
+                self.fp = None;
+            }
+            "add" | "mov" if args[0] == "fp" || args[0] == "x29" => {
+                let n = if op == "mov" { 0 } else { imm(args[2]) };
+                self.fp = Some(self.depth - n);
+            }
+            "stp" | "str" => {
+                let regs: Vec<String> = args[..if op == "stp" { 2 } else { 1 }]
+                    .iter()
+                    .map(|r| reg(r))
+                    .collect();
+                let pre = rest.ends_with('!');
+                let offset = imm(args[regs.len() + 1]);
+                let at = if pre {
+                    self.depth -= offset;
+                    self.depth
+                } else {
+                    self.depth - offset
+                };
+                for (i, r) in regs.into_iter().enumerate() {
+                    self.saved.insert(r, at - 8 * i as i64);
+                }
+            }
+            "ldp" | "ldr" => {
+                let n = if op == "ldp" { 2 } else { 1 };
+                for r in &args[..n] {
+                    self.saved.remove(&reg(r));
+                }
+                if let Some(post) = rest.split("], ").nth(1) {
+                    self.depth -= imm(post);
+                }
+            }
+            _ => panic!("instruction {asm:?}: extend this reader"),
+        }
+    }
+
+    fn rules(&self) -> std::collections::BTreeMap<String, String> {
+        let mut m = std::collections::BTreeMap::new();
+        let cfa = match self.fp {
+            Some(n) if n != 0 => format!("x29 {n} +"),
+            Some(_) => "x29".to_string(),
+            None if self.depth == 0 => "sp".to_string(),
+            None => format!("sp {} +", self.depth),
+        };
+        m.insert(".cfa".to_string(), cfa);
+        m.insert(".ra".to_string(), "x30".to_string());
+        for (r, below) in &self.saved {
+            let rule = format!(".cfa {below} - ^");
+            if r == "x30" {
+                m.insert(".ra".to_string(), rule);
+            } else {
+                m.insert(r.clone(), rule);
+            }
+        }
+        m
+    }
+}
+
+#[test]
+fn arm64_stack_cfi_matches_llvm_readobj() {
+    for dir in ["msvc-aarch64", "msvc-aarch64-Od"] {
+        arm64_agrees(dir);
+    }
+}
+
+fn arm64_agrees(dir: &str) {
+    let path = windows().join(dir).join("app.exe");
+    let text = dump(&[path.to_str().unwrap()]);
+    let functions = read_arm64_unwind(&windows().join("oracle").join(format!("{dir}.unwind")));
+    assert!(functions.len() >= 5, "{dir}: {} functions", functions.len());
+    // A register restored by an epilogue row is written as its own value.
+    let ours = |rva: u64| {
+        let mut r = our_rules(&text, rva).unwrap_or_else(|| panic!("no STACK CFI at {rva:#x}"));
+        r.retain(|k, v| k != v);
+        r
+    };
+    let mut checked = 0;
+    for f in &functions {
+        let rva = f.start - 0x1_4000_0000;
+        let prologue: Vec<&String> = f.prologue.iter().filter(|a| *a != "end").collect();
+        let mut frame = Arm64Frame {
+            depth: 0,
+            fp: None,
+            saved: Default::default(),
+        };
+        // Before each prologue instruction, and at the body.
+        for (k, asm) in prologue.iter().rev().enumerate() {
+            assert_eq!(
+                ours(rva + 4 * k as u64),
+                frame.rules(),
+                "{rva:#x} +{k} insns"
+            );
+            frame.step(asm);
+            checked += 1;
+        }
+        let body = frame.clone();
+        let n = prologue.len() as u64;
+        assert_eq!(ours(rva + 4 * n), body.rules(), "{rva:#x}: body");
+        // Packed entries' epilogue mirrors the prologue at the end of the function.
+        let epilogues: Vec<(u64, Vec<String>)> = if f.packed {
+            let mirror: Vec<String> = prologue
+                .iter()
+                .map(|a| a.replacen("stp", "ldp", 1).replacen("str", "ldr", 1))
+                .map(|a| match a.split_once("#-") {
+                    // A pre-indexed store is undone by a post-indexed load.
+                    Some((head, tail)) => format!(
+                        "{}], #{}",
+                        head.trim_end_matches(", [sp, ").to_string() + ", [sp",
+                        tail.trim_end_matches("]!")
+                    ),
+                    None => a.replacen("sub sp", "add sp", 1),
+                })
+                .collect();
+            vec![(f.len / 4 - mirror.len() as u64 - 1, mirror)]
+        } else {
+            f.epilogues.clone()
+        };
+        for (start, insns) in &epilogues {
+            let mut frame = body.clone();
+            for (j, asm) in insns.iter().filter(|a| *a != "end").enumerate() {
+                let at = rva + 4 * (start + j as u64);
+                assert_eq!(ours(at), frame.rules(), "{rva:#x}: epilogue +{j}");
+                frame.step(asm);
+                checked += 1;
+            }
+            // At the `ret`: the caller's frame is the entry's.
+            let at = rva + 4 * (start + insns.iter().filter(|a| *a != "end").count() as u64);
+            assert_eq!(ours(at), frame.rules(), "{rva:#x}: ret");
+            assert_eq!(frame.depth, 0, "{rva:#x}: epilogue leaves sp");
+        }
+    }
+    println!(
+        "{dir}: {} functions ({} packed), {checked} prologue and epilogue instructions agree",
+        functions.len(),
+        functions.iter().filter(|f| f.packed).count()
+    );
 }

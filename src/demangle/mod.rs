@@ -125,7 +125,8 @@ pub struct Cache {
 impl Cache {
     /// [`demangle`], once per distinct name while the budget allows.
     pub fn demangle(&self, raw: &str, lang: Lang) -> Arc<str> {
-        if !raw.starts_with("_Z") && !raw.starts_with("_R") {
+        // `@_Z...@8`: 32-bit Windows GCC's fastcall decoration (see `demangle`).
+        if !raw.starts_with("_Z") && !raw.starts_with("_R") && !raw.starts_with("@_Z") {
             return raw.into();
         }
         let key = xxhash_rust::xxh3::xxh3_128(raw.as_bytes());

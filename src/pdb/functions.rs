@@ -53,7 +53,7 @@ pub(super) fn extract(
     inlines: bool,
     warnings: &mut Warnings,
 ) -> Result<DebugInfo, Error> {
-    let count = {
+    let count = super::contain::contained(|| -> Result<usize, Error> {
         let mut pdb = open(path, bytes)?;
         let dbi = pdb
             .debug_information()
@@ -63,8 +63,9 @@ pub(super) fn extract(
         while let Ok(Some(_)) = modules.next() {
             n += 1;
         }
-        n
-    };
+        Ok(n)
+    })
+    .unwrap_or_else(|why| Err(Error::new(path, crate::error::ErrorKind::Corrupt(why))))?;
     let tasks = (rayon::current_num_threads() * TASKS_PER_THREAD).clamp(1, count.max(1));
     let per_task = count.div_ceil(tasks).max(1);
     let ranges: Vec<(usize, usize)> = (0..count)
@@ -73,19 +74,39 @@ pub(super) fn extract(
         .collect();
     let results: Vec<Vec<ModuleResult>> = ranges
         .into_par_iter()
-        .map(|(first, end)| read_modules(path, bytes, first, end, inlines))
+        .map(|(first, end)| {
+            super::contain::contained(|| read_modules(path, bytes, first, end, inlines))
+                .unwrap_or_else(|why| {
+                    vec![ModuleResult {
+                        warnings: vec![format!(
+                            "PDB modules {first}..{end}: {why}; their functions are left out"
+                        )],
+                        ..Default::default()
+                    }]
+                })
+        })
         .collect();
     let results: Vec<ModuleResult> = results.into_iter().flatten().collect();
 
     let mut pdb = open(path, bytes)?;
-    let strings = pdb.string_table().ok();
     let mut wanted: Vec<u32> = results
         .iter()
         .flat_map(|r| r.origins.iter().copied())
         .collect();
     wanted.sort_unstable();
     wanted.dedup();
-    let names = names::InlineeNames::read(&mut pdb, &wanted, warnings);
+    let mut w = Warnings::default();
+    let names = super::contain::contained(|| names::InlineeNames::read(&mut pdb, &wanted, &mut w))
+        .unwrap_or_else(|why| {
+            warnings.push(format!(
+                "PDB IPI stream: {why}; inlined functions are unnamed"
+            ));
+            names::InlineeNames::default()
+        });
+    warnings.0.extend(w.0);
+    let strings = super::contain::contained(|| pdb.string_table().ok())
+        .ok()
+        .flatten();
     Ok(merge(results, strings.as_ref(), &names, warnings))
 }
 
@@ -127,7 +148,15 @@ fn read_modules(
             _ => break,
         };
         if index >= first {
-            out.push(read_module(&mut pdb, &address_map, &module, inlines));
+            let read =
+                super::contain::contained(|| read_module(&mut pdb, &address_map, &module, inlines));
+            out.push(read.unwrap_or_else(|why| ModuleResult {
+                warnings: vec![format!(
+                    "PDB module {}: {why}; its functions are left out",
+                    module.module_name()
+                )],
+                ..Default::default()
+            }));
         }
         index += 1;
     }
@@ -500,10 +529,12 @@ fn merge(
             .iter()
             .map(|&offset| {
                 *file_ids.entry(offset).or_insert_with(|| {
+                    // A FILE record needs a name on one line: an offset the string
+                    // table does not have (damage) gets a placeholder.
                     let name = strings
                         .and_then(|s| s.get(pdb::StringRef(offset)).ok())
-                        .map(|n| n.to_string().into_owned())
-                        .unwrap_or_default();
+                        .and_then(|n| crate::demangle::sanitize(&n.to_string()))
+                        .unwrap_or_else(|| "<unknown>".into());
                     out.files.push(name);
                     (out.files.len() - 1) as u32
                 })

@@ -5,6 +5,7 @@
 //! ([`frames`]). Everything comes out as the format-neutral records of
 //! [`crate::debuginfo`], with RVAs for addresses.
 
+mod contain;
 mod frames;
 mod functions;
 mod names;
@@ -77,6 +78,11 @@ pub(crate) fn open<'a>(path: &Path, bytes: &'a [u8]) -> Result<Pdb<'a>, Error> {
 /// a linker writes into the image and what DIA and symbol servers go by; the PDB info
 /// stream's may be higher after incremental links.
 pub fn identify(path: &Path, bytes: &[u8]) -> Result<PdbId, Error> {
+    contain::contained(|| identify_unguarded(path, bytes))
+        .unwrap_or_else(|why| Err(Error::new(path, ErrorKind::Corrupt(why))))
+}
+
+fn identify_unguarded(path: &Path, bytes: &[u8]) -> Result<PdbId, Error> {
     let mut pdb = open(path, bytes)?;
     let info = pdb
         .pdb_information()
@@ -111,18 +117,39 @@ pub fn extract(
     opts: PdbOptions,
     warnings: &mut Warnings,
 ) -> Result<PdbOutput, Error> {
+    contain::contained(|| extract_unguarded(path, bytes, opts, warnings))
+        .unwrap_or_else(|why| Err(Error::new(path, ErrorKind::Corrupt(why))))
+}
+
+fn extract_unguarded(
+    path: &Path,
+    bytes: &[u8],
+    opts: PdbOptions,
+    warnings: &mut Warnings,
+) -> Result<PdbOutput, Error> {
     let mut pdb = open(path, bytes)?;
     let address_map = pdb
         .address_map()
         .map_err(|e| corrupt(path, "section headers", e))?;
     let x86 = identify(path, bytes)?.arch == "x86";
     let info = functions::extract(path, bytes, opts.inlines, warnings)?;
-    let publics = publics(&mut pdb, &address_map, x86, warnings);
+    let mut w = Warnings::default();
+    let publics = contain::contained(|| publics(&mut pdb, &address_map, x86, &mut w))
+        .unwrap_or_else(|why| {
+            warnings.push(format!("PDB global symbols: {why}; no PUBLIC records"));
+            Vec::new()
+        });
     let frames = if opts.frames {
-        frames::extract(&mut pdb, &address_map, warnings)
+        contain::contained(|| frames::extract(&mut pdb, &address_map, &mut w)).unwrap_or_else(
+            |why| {
+                warnings.push(format!("PDB frame data: {why}; no STACK WIN records"));
+                Vec::new()
+            },
+        )
     } else {
         Vec::new()
     };
+    warnings.0.extend(w.0);
     Ok(PdbOutput {
         info,
         publics,

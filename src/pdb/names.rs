@@ -85,15 +85,18 @@ impl InlineeNames {
                 }
                 _ => continue,
             };
-            names.insert(index, name);
+            // One line, not blank: a damaged record can hold anything.
+            if let Some(name) = crate::demangle::sanitize(&name) {
+                names.insert(index, name);
+            }
         }
         InlineeNames(names)
     }
 
-    /// The name of IPI record `index`; empty when it could not be read (the model
-    /// writes no empty names).
+    /// The name of IPI record `index`; Breakpad's placeholder when it could not be
+    /// read.
     pub(super) fn name(&self, index: u32) -> &str {
-        self.0.get(&index).map_or("", String::as_str)
+        self.0.get(&index).map_or("<name omitted>", String::as_str)
     }
 }
 

@@ -10,6 +10,7 @@
 mod compact;
 mod exidx;
 mod expr;
+mod pe_arm64;
 mod pe_x64;
 mod regs;
 pub mod stack_win;
@@ -62,6 +63,9 @@ const PLT_ROW_BYTES: u64 = 128;
 /// 26 MB binary).
 const FILE_BASE_BYTES: u64 = 1 << 20;
 const FILE_BYTES_PER_INPUT_BYTE: u64 = 16;
+/// Bytes of STACK CFI one Windows function may write: its unwind codes (at most 255
+/// for x64, 31 words for most arm64 records) each give a row of under 128 bytes.
+const PE_FUNCTION_BYTES: u64 = 64 << 10;
 /// What the FDEs rendered at once may write in all, by their allowances: bounds memory
 /// when each is allowed much.
 const CHUNK_BYTES: u64 = 64 << 20;
@@ -86,6 +90,8 @@ enum Item {
     /// A Windows x64 `.pdata` entry (RVAs) and its start's absolute address, for a
     /// function no FDE describes.
     PeX64(pe_x64::Entry, u64),
+    /// A Windows arm64 `.pdata` entry and its start's absolute address, likewise.
+    PeArm64(pe_arm64::Entry, u64),
 }
 
 impl Item {
@@ -94,14 +100,16 @@ impl Item {
             Item::Fde(f) => f.start,
             Item::Compact(c, _) => c.start,
             Item::Exidx(e) => e.start,
-            Item::PeX64(_, start) => *start,
+            Item::PeX64(_, start) | Item::PeArm64(_, start) => *start,
         }
     }
 
     fn allowance(&self) -> u64 {
         match self {
             Item::Fde(f) => f.allowance,
-            Item::Compact(..) | Item::Exidx(_) | Item::PeX64(..) => FDE_BASE_BYTES,
+            Item::Compact(..) | Item::Exidx(_) => FDE_BASE_BYTES,
+            // A row per prologue (and arm64 epilogue) instruction: up to 255 codes.
+            Item::PeX64(..) | Item::PeArm64(..) => PE_FUNCTION_BYTES,
         }
     }
 }
@@ -239,8 +247,8 @@ pub fn extract(
         exidx = exidx::entries(&source.exidx, |start| layout.code_span_end(start));
     }
     let mut pdata = Vec::new();
-    if cfi_arch == CfiArch::X86_64 && obj.file.format() == object::BinaryFormat::Pe {
-        (source.pe_image, pdata) = pe_x64_entries(obj, layout.load_address, warnings);
+    if obj.file.format() == object::BinaryFormat::Pe {
+        (source.pe_image, pdata) = pe_entries(obj, cfi_arch, layout.load_address, warnings);
     }
     if source.eh_frame.data.is_empty()
         && source.debug_frame.data.is_empty()
@@ -269,12 +277,9 @@ pub fn extract(
         .map(Item::Exidx)
         .collect();
     // And for Windows x64's, whose codes describe prologues only.
-    let base = source.pe_image.base;
     let pdata: Vec<Item> = pdata
         .into_iter()
-        .map(|e| (e, base.wrapping_add(u64::from(e.start))))
-        .filter(|&(_, start)| !covered(start))
-        .map(|(e, start)| Item::PeX64(e, start))
+        .filter(|item| !covered(item.start()))
         .collect();
     let mut items: Vec<Item> = kept.into_iter().map(Item::Fde).collect();
     items.extend(compact);
@@ -286,21 +291,27 @@ pub fn extract(
     // before that.
     for i in 1..items.len() {
         let next = items[i].start();
-        if let Item::Exidx(e) = &mut items[i - 1] {
-            e.end = e.end.min(next);
+        match &mut items[i - 1] {
+            Item::Exidx(e) => e.end = e.end.min(next),
+            // So does an arm64 `.xdata` record's length, which `.pdata` does not bound.
+            Item::PeArm64(e, start) => {
+                e.limit = u32::try_from(next.saturating_sub(*start)).unwrap_or(u32::MAX);
+            }
+            _ => {}
         }
     }
     source.items = items;
     Some(source)
 }
 
-/// The `.pdata` entries of a PE (at RVAs) and the sections their unwind information is
-/// in.
-fn pe_x64_entries(
+/// The `.pdata` entries of an x64 or arm64 PE, as items at their absolute addresses,
+/// and the sections their unwind information is in.
+fn pe_entries(
     obj: &Object,
+    arch: CfiArch,
     image_base: u64,
     warnings: &mut Warnings,
-) -> (pe_x64::Image, Vec<pe_x64::Entry>) {
+) -> (pe_x64::Image, Vec<Item>) {
     let Some(pdata) = obj.file.section_by_name(".pdata") else {
         return Default::default();
     };
@@ -311,7 +322,29 @@ fn pe_x64_entries(
             return Default::default();
         }
     };
-    let mut raw = pe_x64::entries(bytes);
+    let va = |rva: u32| image_base.wrapping_add(u64::from(rva));
+    // `(start, the RVA its unwind information is at)` for choosing the sections to keep.
+    let (items, unwind_rvas): (Vec<Item>, Vec<u32>) = match arch {
+        CfiArch::X86_64 => {
+            let mut raw = pe_x64::entries(bytes);
+            // By address, without overlaps: the table is sorted in valid images.
+            raw.sort_by_key(|e| e.start);
+            raw.dedup_by(|b, a| b.start < a.end);
+            raw.iter()
+                .map(|e| (Item::PeX64(*e, va(e.start)), e.unwind & !1))
+                .unzip()
+        }
+        CfiArch::Arm64 => {
+            let mut raw = pe_arm64::entries(bytes);
+            // By address, one entry per start.
+            raw.sort_by_key(|e| e.start);
+            raw.dedup_by_key(|e| e.start);
+            raw.iter()
+                .map(|e| (Item::PeArm64(*e, va(e.start)), e.xdata().unwrap_or(0)))
+                .unzip()
+        }
+        _ => return Default::default(),
+    };
     let mut sections: Vec<(u32, Vec<u8>)> = Vec::new();
     for section in obj.file.sections() {
         let Ok(rva) = u32::try_from(section.address().wrapping_sub(image_base)) else {
@@ -319,7 +352,7 @@ fn pe_x64_entries(
         };
         let end = rva.saturating_add(u32::try_from(section.size()).unwrap_or(u32::MAX));
         // Only sections unwind information points into are kept.
-        if !raw.iter().any(|e| (rva..end).contains(&(e.unwind & !1))) {
+        if !unwind_rvas.iter().any(|u| (rva..end).contains(u)) {
             continue;
         }
         if let Ok(data) = section.data() {
@@ -328,15 +361,12 @@ fn pe_x64_entries(
     }
     // By RVA, for the binary search in `Image::read`.
     sections.sort_by_key(|s| s.0);
-    // By address, without overlaps: the table is sorted in valid images.
-    raw.sort_by_key(|e| e.start);
-    raw.dedup_by(|b, a| b.start < a.end);
     (
         pe_x64::Image {
             sections,
             base: image_base,
         },
-        raw,
+        items,
     )
 }
 
@@ -614,6 +644,7 @@ impl CfiSource {
                         Item::Compact(c, indirect) => self.write_compact(c, *indirect, &mut buf),
                         Item::Exidx(e) => self.write_exidx(e, &mut buf),
                         Item::PeX64(e, _) => self.write_pe_x64(e, &mut buf),
+                        Item::PeArm64(e, _) => self.write_pe_arm64(e, &mut buf),
                     };
                     match result {
                         Ok(()) => Ok(buf),
@@ -686,6 +717,25 @@ impl CfiSource {
     /// A Windows x64 function: an INIT record, then one per prologue instruction.
     fn write_pe_x64(&self, e: &pe_x64::Entry, w: &mut dyn Write) -> Result<(), FdeError> {
         let rows = pe_x64::rows(&self.pe_image, e).map_err(FdeError::Skip)?;
+        self.write_rows(e.end - e.start, rows, w)
+    }
+
+    /// A Windows arm64 function: an INIT record, then one per prologue and epilogue
+    /// instruction.
+    fn write_pe_arm64(&self, e: &pe_arm64::Entry, w: &mut dyn Write) -> Result<(), FdeError> {
+        let (len, rows) = pe_arm64::rows(&self.pe_image, e).map_err(FdeError::Skip)?;
+        self.write_rows(len, rows, w)
+    }
+
+    /// Rows of rules at RVAs (the first the function's start) as an INIT record of
+    /// `len` bytes and one record per change, each naming what changed; a rule that
+    /// goes away is written as the register's own value.
+    fn write_rows(
+        &self,
+        len: u32,
+        rows: Vec<(u32, Vec<(String, String)>)>,
+        w: &mut dyn Write,
+    ) -> Result<(), FdeError> {
         let mut prev: Vec<(String, String)> = Vec::new();
         for (i, (at, rules)) in rows.into_iter().enumerate() {
             let at = self
@@ -694,7 +744,7 @@ impl CfiSource {
                 .wrapping_add(u64::from(at))
                 .wrapping_sub(self.bias);
             if i == 0 {
-                write!(w, "STACK CFI INIT {at:x} {:x}", e.end - e.start)?;
+                write!(w, "STACK CFI INIT {at:x} {len:x}")?;
                 for (name, value) in &rules {
                     write!(w, " {name}: {value}")?;
                 }
@@ -702,6 +752,9 @@ impl CfiSource {
                 write!(w, "STACK CFI {at:x}")?;
                 for (name, value) in rules.iter().filter(|r| !prev.contains(r)) {
                     write!(w, " {name}: {value}")?;
+                }
+                for (name, _) in prev.iter().filter(|p| !rules.iter().any(|r| r.0 == p.0)) {
+                    write!(w, " {name}: {name}")?;
                 }
             }
             writeln!(w)?;
@@ -1119,6 +1172,35 @@ pub(crate) fn decode_exidx(exidx: &[u8], extab: &[u8]) -> Vec<Vec<(String, Strin
             _ => None,
         })
         .collect()
+}
+
+/// One function's rows as offsets from its start, or why it has none.
+pub(crate) type PeRows = Result<Vec<(u32, Vec<(String, String)>)>, String>;
+
+/// Reads `pdata` as a Windows `.pdata` table (x64 or arm64) whose unwind information
+/// is in `image`, a section at RVA 0x2000, and returns each entry's rows. For the fuzz
+/// targets.
+pub(crate) fn pe_rows(pdata: &[u8], image: &[u8], arm64: bool) -> Vec<PeRows> {
+    let image = pe_x64::Image {
+        sections: vec![(0x2000, image.to_vec())],
+        base: 0,
+    };
+    let relative = |start: u32, rows: Vec<pe_x64::Row>| -> Vec<(u32, Vec<(String, String)>)> {
+        rows.into_iter()
+            .map(|(a, r)| (a.wrapping_sub(start), r))
+            .collect()
+    };
+    if arm64 {
+        pe_arm64::entries(pdata)
+            .iter()
+            .map(|e| pe_arm64::rows(&image, e).map(|(_, rows)| relative(e.start, rows)))
+            .collect()
+    } else {
+        pe_x64::entries(pdata)
+            .iter()
+            .map(|e| pe_x64::rows(&image, e).map(|rows| relative(e.start, rows)))
+            .collect()
+    }
 }
 
 /// Decodes `data` as a Mach-O `__unwind_info` section and every entry's encoding for

@@ -42,7 +42,7 @@ pub(crate) struct Image {
 }
 
 impl Image {
-    fn read(&self, rva: u32, len: usize) -> Option<&[u8]> {
+    pub(crate) fn read(&self, rva: u32, len: usize) -> Option<&[u8]> {
         let i = self.sections.partition_point(|(a, _)| *a <= rva);
         let (start, bytes) = self.sections.get(i.checked_sub(1)?)?;
         let at = usize::try_from(rva - start).ok()?;
@@ -277,13 +277,16 @@ pub(crate) fn rows(image: &Image, entry: &Entry) -> Result<Vec<Row>, String> {
     let mut out = vec![(entry.start, render(&state))];
     for (offset, op) in own.ops.iter().rev() {
         apply(&mut state, op, &own, total);
-        let at = entry
-            .start
-            .saturating_add(u32::from(*offset))
-            .min(entry.end);
+        let at = entry.start.saturating_add(u32::from(*offset));
         let rules = render(&state);
         match out.last_mut() {
+            // Codes are listed last instruction first: offsets never grow down the list.
+            Some(last) if at < last.0 => {
+                return Err("its unwind codes are not in prologue order".into());
+            }
             Some(last) if last.0 == at => last.1 = rules,
+            // Past the function's end: nothing of it is left to describe.
+            _ if at >= entry.end => {}
             _ => out.push((at, rules)),
         }
     }

@@ -1,0 +1,54 @@
+//! Containing the `pdb` crate's panics. It indexes and splits its buffers with lengths
+//! read from the file, so a damaged PDB can panic inside it (`mid > len` in a line
+//! table, found by the corruption tests). Its parsers are called through [`contained`],
+//! which turns such a panic into an error for the caller to report as damage, and
+//! keeps the panic message off stderr: it is reported as a warning naming the file.
+
+use std::cell::Cell;
+use std::panic::{self, AssertUnwindSafe};
+use std::sync::Once;
+
+thread_local! {
+    /// Set while this thread runs a contained call.
+    static CONTAINED: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Runs `f`; a panic inside it becomes `Err(message)`.
+pub(crate) fn contained<T>(f: impl FnOnce() -> T) -> Result<T, String> {
+    static HOOK: Once = Once::new();
+    HOOK.call_once(|| {
+        // Chained to the hook in place, which still reports every other panic.
+        let previous = panic::take_hook();
+        panic::set_hook(Box::new(move |info| {
+            if !CONTAINED.with(Cell::get) {
+                previous(info);
+            }
+        }));
+    });
+    let was = CONTAINED.with(|c| c.replace(true));
+    let result = panic::catch_unwind(AssertUnwindSafe(f));
+    CONTAINED.with(|c| c.set(was));
+    result.map_err(|payload| {
+        let message = payload
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "unknown failure".into());
+        format!("the PDB reader failed on damaged data ({message})")
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_panic_becomes_an_error() {
+        let r: Result<u8, String> = contained(|| panic!("mid > len"));
+        assert_eq!(
+            r.unwrap_err(),
+            "the PDB reader failed on damaged data (mid > len)"
+        );
+        assert_eq!(contained(|| 7), Ok(7));
+    }
+}
