@@ -15,9 +15,10 @@ fn windows() -> PathBuf {
 }
 
 /// The fixtures with an llvm-symbolizer oracle: `(directory, image)`.
-const IMAGES: [(&str, &str); 7] = [
+const IMAGES: [(&str, &str); 8] = [
     ("msvc-x86_64", "app.exe"),
     ("msvc-x86_64-Od", "app.exe"),
+    ("msvc-x86_64-icf", "app.exe"),
     ("msvc-i686", "app.exe"),
     ("msvc-aarch64", "app.exe"),
     ("msvc-aarch64-Od", "app.exe"),
@@ -518,6 +519,20 @@ fn a_pdb_alone_or_with_its_image_beside_it() {
     // The image given beside it.
     let both = dump(&[pdb.to_str().unwrap(), dir.join("app.exe").to_str().unwrap()]);
     assert_eq!(both, from_exe);
+}
+
+#[test]
+fn folded_code_is_marked_multiple() {
+    let path = windows().join("msvc-x86_64-icf/app.exe");
+    let text = dump(&["-m", path.to_str().unwrap()]);
+    // The linker merged the two deleting destructors, whose code is the same: one FUNC,
+    // under the name of one of the two publics there, marked `m`.
+    let folded: Vec<&str> = text.lines().filter(|l| l.starts_with("FUNC m ")).collect();
+    assert_eq!(folded.len(), 1, "{text}");
+    assert!(folded[0].ends_with("::`scalar deleting destructor'(unsigned int)"));
+    // Without -m the field is left out.
+    let plain = dump(&[path.to_str().unwrap()]);
+    assert!(!plain.contains("FUNC m "));
 }
 
 #[test]

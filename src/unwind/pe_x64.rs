@@ -453,6 +453,52 @@ mod tests {
     }
 
     #[test]
+    fn chained_entries_start_from_the_primary_prologue() {
+        // Primary at 0x2000: push rbx (1); sub rsp, 0x28 (5).
+        let mut bytes = info(5, 0, &[code(5, 2, 4), code(1, 0, 3)]);
+        // Fragment info at 0x2000 + len: flag CHAININFO, one code of its own
+        // (push rdi at +2), then the primary's RUNTIME_FUNCTION.
+        let fragment = bytes.len() as u32 + 0x2000;
+        let mut chained = info(2, 0, &[code(2, 0, 7)]);
+        chained[0] |= UNW_FLAG_CHAININFO << 3;
+        for w in [0x1000u32, 0x1040, 0x2000] {
+            chained.extend_from_slice(&w.to_le_bytes());
+        }
+        bytes.extend_from_slice(&chained);
+        // An indirect entry (bit 0) pointing at a RUNTIME_FUNCTION for the fragment.
+        let indirect = bytes.len() as u32 + 0x2000;
+        for w in [0x1080u32, 0x10c0, fragment] {
+            bytes.extend_from_slice(&w.to_le_bytes());
+        }
+        let image = image(bytes);
+        let direct = rows(
+            &image,
+            &Entry {
+                start: 0x1080,
+                end: 0x10c0,
+                unwind: fragment,
+            },
+        )
+        .unwrap();
+        // At the fragment's start, the primary's whole prologue is in force.
+        assert_eq!(rule(&direct[0].1, ".cfa"), Some("$rsp 56 +"));
+        assert_eq!(rule(&direct[0].1, "$rbx"), Some(".cfa 16 - ^"));
+        assert_eq!(direct[1].0, 0x1082);
+        assert_eq!(rule(&direct[1].1, ".cfa"), Some("$rsp 64 +"));
+        assert_eq!(rule(&direct[1].1, "$rdi"), Some(".cfa 64 - ^"));
+        let through = rows(
+            &image,
+            &Entry {
+                start: 0x1080,
+                end: 0x10c0,
+                unwind: indirect | 1,
+            },
+        )
+        .unwrap();
+        assert_eq!(through, direct);
+    }
+
+    #[test]
     fn bad_tables_are_errors() {
         let e = Entry {
             start: 0,
