@@ -18,6 +18,18 @@ pub struct BodyRef {
     pub end: u32,
 }
 
+impl BodyRef {
+    /// The records [`encode`] wrote at `range` of unit `unit`'s buffer. (One unit's
+    /// encoded records take a few bytes per line row: far below 4 GiB.)
+    pub fn new(unit: usize, range: (usize, usize)) -> BodyRef {
+        BodyRef {
+            unit: unit as u32,
+            start: range.0 as u32,
+            end: range.1 as u32,
+        }
+    }
+}
+
 /// One unit's encoded records and the maps from its ids to the module's.
 #[derive(Debug, Clone, Default)]
 pub struct UnitBodies {

@@ -311,15 +311,9 @@ fn macho_layout(file: &object::File) -> Layout {
         .segments()
         .find(|s| s.name().ok().flatten() == Some("__TEXT"))
         .map_or(0, |s| s.address());
-    let mut spans: Vec<(u64, u64)> = file
-        .sections()
-        .filter(|s| s.kind() == SectionKind::Text && s.size() > 0)
-        .map(|s| (s.address(), s.address().saturating_add(s.size())))
-        .collect();
-    spans.sort_unstable();
     Layout {
         load_address,
-        code_spans: merge_spans(spans),
+        code_spans: text_spans(file),
     }
 }
 
@@ -327,16 +321,22 @@ fn macho_layout(file: &object::File) -> Layout {
 /// sections.
 fn pe_layout(obj: &Object, file: &object::File) -> Layout {
     let load_address = pe_facts(obj).map_or(0, |f| f.image_base);
+    Layout {
+        load_address,
+        code_spans: text_spans(file),
+    }
+}
+
+/// The address spans of the executable sections, sorted and merged.
+fn text_spans(file: &object::File) -> Vec<(u64, u64)> {
     let mut spans: Vec<(u64, u64)> = file
         .sections()
         .filter(|s| s.kind() == SectionKind::Text && s.size() > 0)
         .map(|s| (s.address(), s.address().saturating_add(s.size())))
         .collect();
+    // Sorted and merged so that lookups can binary-search.
     spans.sort_unstable();
-    Layout {
-        load_address,
-        code_spans: merge_spans(spans),
-    }
+    merge_spans(spans)
 }
 
 fn merge_spans(spans: Vec<(u64, u64)>) -> Vec<(u64, u64)> {

@@ -318,11 +318,7 @@ fn merge(
                 name_from_linkage: name.as_ref().is_some_and(|n| n.1),
                 name: name.map(|n| n.0.to_string()),
                 param_size: 0,
-                body: BodyRef {
-                    unit: ui as u32,
-                    start: p.body.0 as u32,
-                    end: p.body.1 as u32,
-                },
+                body: BodyRef::new(ui, p.body),
             });
         }
         out.bodies.push(UnitBodies {

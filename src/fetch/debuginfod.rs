@@ -2,11 +2,10 @@
 //! from the servers in `DEBUGINFOD_URLS`, cached the way elfutils' own client caches them
 //! (`<cache>/<hex>/debuginfo`), so that gdb, perf and dumpsyms share one cache.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
-use super::http::{self, Outcome};
-use crate::output::AtomicFile;
+use super::http::{self, Download};
 
 /// Where and how to fetch.
 #[derive(Debug, Clone)]
@@ -82,41 +81,17 @@ impl Debuginfod {
         for server in &self.servers {
             let url = format!("{server}/buildid/{hex}/debuginfo");
             out.asked.push(url.clone());
-            match http::with_retries(self.retries, || agent.get(&url).call().map_err(Box::new)) {
-                Outcome::Ok(response) => match store(&cached, *response) {
-                    Ok(()) => {
-                        out.path = Some(cached);
-                        return out;
-                    }
-                    Err(e) => out.problems.push(format!(
-                        "debuginfod: cannot cache {url} in {}: {e}",
-                        cached.display()
-                    )),
-                },
+            let what = format!("debuginfod server {server}");
+            match http::download(&agent, self.retries, &url, &cached, &what) {
+                Download::Saved => {
+                    out.path = Some(cached);
+                    return out;
+                }
                 // Not there: the next server may have it.
-                Outcome::Status(404, _) => {}
-                Outcome::Status(code, body) => out.problems.push(format!(
-                    "debuginfod server {server} answered {code} for {hex}: {}",
-                    first_line(&body)
-                )),
-                Outcome::Unreachable(e) => out
-                    .problems
-                    .push(format!("debuginfod server {server} is unreachable: {e}")),
+                Download::Missing => {}
+                Download::Failed(why) => out.problems.push(why),
             }
         }
         out
     }
-}
-
-/// Writes the response body to `path` atomically, so that a cut transfer never leaves
-/// a partial debug file in the cache.
-pub(crate) fn store(path: &Path, response: ureq::Response) -> std::io::Result<()> {
-    let mut file = AtomicFile::create(path)?;
-    std::io::copy(&mut response.into_reader(), file.writer())?;
-    file.commit()
-}
-
-pub(crate) fn first_line(s: &str) -> &str {
-    let line = s.lines().next().unwrap_or("");
-    line.get(..200).unwrap_or(line)
 }

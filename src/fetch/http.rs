@@ -63,3 +63,56 @@ pub(crate) fn with_retries(
         }
     }
 }
+
+/// What [`download`] did.
+pub(crate) enum Download {
+    /// Saved at the target path.
+    Saved,
+    /// The server does not have it (404).
+    Missing,
+    /// Why it could not be had: a failing or unreachable server, or a cache that cannot
+    /// be written. One line, for a warning.
+    Failed(String),
+}
+
+/// GETs `url` (with retries) into `target`, atomically: a cut transfer never leaves a
+/// partial file where a cache expects whole ones. `what` names the server in messages.
+pub(crate) fn download(
+    agent: &ureq::Agent,
+    retries: u32,
+    url: &str,
+    target: &std::path::Path,
+    what: &str,
+) -> Download {
+    match with_retries(retries, || agent.get(url).call().map_err(Box::new)) {
+        Outcome::Ok(response) => match save(target, *response) {
+            Ok(()) => Download::Saved,
+            Err(e) => Download::Failed(format!(
+                "{what}: cannot cache {url} in {}: {e}",
+                target.display()
+            )),
+        },
+        Outcome::Status(404, _) => Download::Missing,
+        Outcome::Status(code, body) => Download::Failed(format!(
+            "{what} answered {code} for {url}: {}",
+            first_line(&body)
+        )),
+        Outcome::Unreachable(e) => Download::Failed(format!("{what} is unreachable: {e}")),
+    }
+}
+
+fn save(path: &std::path::Path, response: ureq::Response) -> std::io::Result<()> {
+    let mut file = crate::output::AtomicFile::create(path)?;
+    std::io::copy(&mut response.into_reader(), file.writer())?;
+    file.commit()
+}
+
+/// The first line of `s`, at most 200 bytes: what a message quotes of a server's answer.
+pub(crate) fn first_line(s: &str) -> &str {
+    let line = s.lines().next().unwrap_or("");
+    let mut end = line.len().min(200);
+    while !line.is_char_boundary(end) {
+        end -= 1;
+    }
+    &line[..end]
+}

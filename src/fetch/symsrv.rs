@@ -6,8 +6,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use super::debuginfod::{first_line, store as save};
-use super::http::{self, Outcome};
+use super::http::{self, Download};
 
 /// One `;`-separated element of a symbol path.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -117,25 +116,14 @@ impl SymbolPath {
                 None => default_cache().join(name).join(id).join(name),
             };
             let agent = http::agent(self.timeout);
-            match http::with_retries(2, || agent.get(&full).call().map_err(Box::new)) {
-                Outcome::Ok(response) => match save(&target, *response) {
-                    Ok(()) => {
-                        out.path = Some(target);
-                        return out;
-                    }
-                    Err(e) => out.problems.push(format!(
-                        "symbol server: cannot cache {full} in {}: {e}",
-                        target.display()
-                    )),
-                },
-                Outcome::Status(404, _) => {}
-                Outcome::Status(code, body) => out.problems.push(format!(
-                    "symbol server {url} answered {code} for {name}/{id}: {}",
-                    first_line(&body)
-                )),
-                Outcome::Unreachable(e) => out
-                    .problems
-                    .push(format!("symbol server {url} is unreachable: {e}")),
+            let what = format!("symbol server {url}");
+            match http::download(&agent, 2, &full, &target, &what) {
+                Download::Saved => {
+                    out.path = Some(target);
+                    return out;
+                }
+                Download::Missing => {}
+                Download::Failed(why) => out.problems.push(why),
             }
         }
         out

@@ -557,11 +557,7 @@ fn merge(
                 name: Some(p.name).filter(|n| !n.is_empty()),
                 name_from_linkage: false,
                 param_size: 0,
-                body: BodyRef {
-                    unit: ui as u32,
-                    start: p.body.0 as u32,
-                    end: p.body.1 as u32,
-                },
+                body: BodyRef::new(ui, p.body),
             });
         }
         out.bodies.push(UnitBodies {
