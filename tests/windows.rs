@@ -837,3 +837,71 @@ fn arm64_agrees(dir: &str) {
         functions.iter().filter(|f| f.packed).count()
     );
 }
+
+/// MODULE and INFO CODE_ID against llvm-readobj's reading of the headers and the
+/// CodeView record: the GUID's first three fields byte-swapped and all in uppercase hex,
+/// the age in lowercase hex, the PDB's file name (the image's without one);
+/// `TimeDateStamp` as eight uppercase digits and `SizeOfImage` in uppercase hex.
+#[test]
+fn module_and_code_id_match_the_headers() {
+    let dirs = [
+        ("msvc-x86_64", "app.exe", "x86_64"),
+        ("msvc-i686", "app.exe", "x86"),
+        ("msvc-aarch64", "app.exe", "arm64"),
+        ("mingw-x86_64", "app.exe", "x86_64"),
+        ("mingw-x86_64-buildid", "app.exe", "x86_64"),
+        ("nopdb-x86_64", "app.dll", "x86_64"),
+    ];
+    for (dir, image, arch) in dirs {
+        let text =
+            std::fs::read_to_string(windows().join("oracle").join(format!("{dir}.debugdir")))
+                .unwrap();
+        let field = |name: &str| {
+            text.lines()
+                .map(str::trim)
+                .find_map(|l| l.strip_prefix(name))
+                .map(|v| v.trim().to_string())
+        };
+        let stamp = field("TimeDateStamp:").unwrap();
+        let stamp = u32::from_str_radix(
+            stamp.rsplit("(0x").next().unwrap().trim_end_matches(')'),
+            16,
+        )
+        .unwrap();
+        let size: u32 = field("SizeOfImage:").unwrap().parse().unwrap();
+        let (debug_id, name) = match field("PDBGUID:") {
+            Some(guid) => {
+                let b: Vec<String> = guid
+                    .trim_matches(|c| c == '(' || c == ')')
+                    .split_whitespace()
+                    .map(String::from)
+                    .collect();
+                let swapped: Vec<&str> = [3, 2, 1, 0, 5, 4, 7, 6, 8, 9, 10, 11, 12, 13, 14, 15]
+                    .iter()
+                    .map(|&i| b[i].as_str())
+                    .collect();
+                let age: u32 = field("PDBAge:").unwrap().parse().unwrap();
+                let pdb = field("PDBFileName:").unwrap_or_default();
+                let name = if pdb.is_empty() {
+                    image.to_string()
+                } else {
+                    pdb
+                };
+                (format!("{}{age:x}", swapped.concat()), name)
+            }
+            None => ("0".repeat(33), image.to_string()),
+        };
+        let out = dump(&["-i", windows().join(dir).join(image).to_str().unwrap()]);
+        let mut lines = out.lines();
+        assert_eq!(
+            lines.next().unwrap(),
+            format!("MODULE windows {arch} {debug_id} {name}"),
+            "{dir}"
+        );
+        assert_eq!(
+            lines.next().unwrap(),
+            format!("INFO CODE_ID {stamp:08X}{size:X} {image}"),
+            "{dir}"
+        );
+    }
+}
