@@ -11,6 +11,9 @@
 #   mozilla   Mozilla's dump_syms, debug build (`cargo install --debug dump_syms`)
 #   ceph-osd  Debian's ceph-osd with ceph-osd-dbg (zlib-compressed separate debug file)
 #   vmlinux   Debian's linux-image-6.1.0-*-amd64-dbg vmlinux (uncompressed DWARF)
+#   windows   a synthetic x86_64 PE with its PDB (bench/make-windows-input.sh); both
+#             tools are given the image and find the PDB beside it. The DWARF MB
+#             column has the PDB's size.
 # dumpsyms is given the binary and finds its debug file (and reads .eh_frame from the
 # binary: more work and more output than the peers, which are given the debug file).
 #
@@ -43,6 +46,7 @@ fetch() {
         dpkg-deb --fsys-tarfile "$pkg"_*.deb | tar -x -C kernel --wildcards '*/vmlinux-*'
         rm -f "$pkg"_*.deb
     fi
+    [ -e windows/big.pdb ] || bash "$root/bench/make-windows-input.sh" "$work/windows"
     [ -x moz/bin/dump_syms ] || cargo install --locked dump_syms --root "$work/moz"
     [ -x moz-debug/bin/dump_syms ] ||
         cargo install --debug --locked dump_syms --root "$work/moz-debug"
@@ -76,9 +80,14 @@ add ceph-osd "$work/ceph/usr/bin/ceph-osd" \
     "$work/ceph/usr/lib/debug/.build-id/${ceph_id:0:2}/${ceph_id:2}.debug" "$work/ceph/usr/lib/debug"
 vmlinux=$(ls "$work"/kernel/usr/lib/debug/boot/vmlinux-6.1.0-* 2>/dev/null | head -1)
 add vmlinux "${vmlinux:-/missing}" "${vmlinux:-/missing}"
+add windows "$work/windows/big.exe" "$work/windows/big.exe"
 
 # The DWARF a dump reads, in MB as inflated (compressed sections by their header's size).
 dwarf_mb() {
+    if [ "$(head -c2 "$1")" = MZ ]; then
+        echo $(( $(stat -c %s "${1%.exe}.pdb") / 1000000 ))
+        return
+    fi
     python3 - "$1" <<'EOF'
 import struct, sys
 d = open(sys.argv[1], 'rb').read()

@@ -122,3 +122,21 @@ fn a_self_doubling_cfa_expression_is_refused() {
     let bytes = std::fs::read(fixtures().join("regress/doubling-cfa-expression.expr")).unwrap();
     dumpsyms::fuzzing::dwarf_expression(&bytes);
 }
+
+/// Found by the `pe_unwind` fuzz target: an x64 `.pdata` entry whose unwind RVA, with
+/// bit 0 set (an indirect RUNTIME_FUNCTION), is near 4 GiB; the address of the entry's
+/// third word overflowed and panicked in builds with overflow checks.
+#[test]
+fn an_indirect_runtime_function_at_the_top_of_the_address_space_is_refused() {
+    let bytes =
+        std::fs::read(fixtures().join("regress/indirect-runtime-function-at-the-top.pe")).unwrap();
+    dumpsyms::fuzzing::pe_unwind(&bytes);
+}
+
+/// Found by the `pe_unwind` fuzz target: an arm64 function starting a few bytes below
+/// 4 GiB; its rows' addresses saturated to one value and came out unordered.
+#[test]
+fn an_arm64_function_at_the_top_of_the_address_space_keeps_its_rows_ordered() {
+    let bytes = std::fs::read(fixtures().join("regress/arm64-function-at-the-top.pe")).unwrap();
+    dumpsyms::fuzzing::pe_unwind(&bytes);
+}

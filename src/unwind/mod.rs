@@ -13,6 +13,7 @@ mod expr;
 mod pe_arm64;
 mod pe_x64;
 mod regs;
+mod rows;
 pub mod stack_win;
 mod vm;
 
@@ -715,51 +716,29 @@ impl CfiSource {
     }
 
     /// A Windows x64 function: an INIT record, then one per prologue instruction.
-    fn write_pe_x64(&self, e: &pe_x64::Entry, w: &mut dyn Write) -> Result<(), FdeError> {
+    fn write_pe_x64(&self, e: &pe_x64::Entry, w: &mut Vec<u8>) -> Result<(), FdeError> {
         let rows = pe_x64::rows(&self.pe_image, e).map_err(FdeError::Skip)?;
-        self.write_rows(e.end - e.start, rows, w)
+        self.write_pe_rows(e.end - e.start, &rows, w)
     }
 
     /// A Windows arm64 function: an INIT record, then one per prologue and epilogue
     /// instruction.
-    fn write_pe_arm64(&self, e: &pe_arm64::Entry, w: &mut dyn Write) -> Result<(), FdeError> {
+    fn write_pe_arm64(&self, e: &pe_arm64::Entry, w: &mut Vec<u8>) -> Result<(), FdeError> {
         let (len, rows) = pe_arm64::rows(&self.pe_image, e).map_err(FdeError::Skip)?;
-        self.write_rows(len, rows, w)
+        self.write_pe_rows(len, &rows, w)
     }
 
-    /// Rows of rules at RVAs (the first the function's start) as an INIT record of
-    /// `len` bytes and one record per change, each naming what changed; a rule that
-    /// goes away is written as the register's own value.
-    fn write_rows(
-        &self,
-        len: u32,
-        rows: Vec<(u32, Vec<(String, String)>)>,
-        w: &mut dyn Write,
-    ) -> Result<(), FdeError> {
-        let mut prev: Vec<(String, String)> = Vec::new();
-        for (i, (at, rules)) in rows.into_iter().enumerate() {
-            let at = self
-                .pe_image
+    /// Rows at RVAs, written at module-relative addresses.
+    fn write_pe_rows(&self, len: u32, rows: &[rows::Row], w: &mut Vec<u8>) -> Result<(), FdeError> {
+        let at = |rva: u32| {
+            self.pe_image
                 .base
-                .wrapping_add(u64::from(at))
-                .wrapping_sub(self.bias);
-            if i == 0 {
-                write!(w, "STACK CFI INIT {at:x} {len:x}")?;
-                for (name, value) in &rules {
-                    write!(w, " {name}: {value}")?;
-                }
-            } else {
-                write!(w, "STACK CFI {at:x}")?;
-                for (name, value) in rules.iter().filter(|r| !prev.contains(r)) {
-                    write!(w, " {name}: {value}")?;
-                }
-                for (name, _) in prev.iter().filter(|p| !rules.iter().any(|r| r.0 == p.0)) {
-                    write!(w, " {name}: {name}")?;
-                }
-            }
-            writeln!(w)?;
-            prev = rules;
-        }
+                .wrapping_add(u64::from(rva))
+                .wrapping_sub(self.bias)
+        };
+        let rows: Vec<(u64, &[(rows::Key, rows::Value)])> =
+            rows.iter().map(|(a, r)| (at(*a), r.as_slice())).collect();
+        rows::write(&rows, len, w)?;
         Ok(())
     }
 
@@ -1185,9 +1164,9 @@ pub(crate) fn pe_rows(pdata: &[u8], image: &[u8], arm64: bool) -> Vec<PeRows> {
         sections: vec![(0x2000, image.to_vec())],
         base: 0,
     };
-    let relative = |start: u32, rows: Vec<pe_x64::Row>| -> Vec<(u32, Vec<(String, String)>)> {
+    let relative = |start: u32, rows: Vec<rows::Row>| -> Vec<(u32, Vec<(String, String)>)> {
         rows.into_iter()
-            .map(|(a, r)| (a.wrapping_sub(start), r))
+            .map(|(a, r)| (a.wrapping_sub(start), rows::to_strings(&r)))
             .collect()
     };
     if arm64 {

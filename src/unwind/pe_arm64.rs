@@ -89,8 +89,7 @@ struct Record {
     epilogues: Vec<(u32, Vec<Op>)>,
 }
 
-/// Rules from an address on.
-pub(crate) type Row = (u32, Vec<(String, String)>);
+use super::rows::{Key, Row, Value};
 
 /// The rows of an entry's function and its length in bytes.
 pub(crate) fn rows(image: &Image, e: &Entry) -> Result<(u32, Vec<Row>), String> {
@@ -105,7 +104,7 @@ pub(crate) fn rows(image: &Image, e: &Entry) -> Result<(u32, Vec<Row>), String> 
     }
     let body = render(&state(&record.prologue)?);
     let mut out: Vec<Row> = Vec::new();
-    let push = |at: u32, rules: Vec<(String, String)>, out: &mut Vec<Row>| {
+    let push = |at: u32, rules: Vec<(Key, Value)>, out: &mut Vec<Row>| {
         if at >= len {
             return;
         }
@@ -137,9 +136,10 @@ pub(crate) fn rows(image: &Image, e: &Entry) -> Result<(u32, Vec<Row>), String> 
         }
         push(start + 4 * (codes.len() as u32 + 1), body.clone(), &mut out);
     }
+    // Rows past the end of the address space (a crafted start) are dropped.
     let out = out
         .into_iter()
-        .map(|(at, r)| (e.start.saturating_add(at), r))
+        .filter_map(|(at, r)| Some((e.start.checked_add(at)?, r)))
         .collect();
     Ok((len, out))
 }
@@ -159,20 +159,21 @@ fn xdata(image: &Image, rva: u32) -> Result<Record, String> {
     }
     let single = head >> 21 & 1 == 1;
     let (mut epilogs, mut code_words) = ((head >> 22) & 0x1F, (head >> 27) & 0x1F);
-    let mut at = rva + 4;
+    // RVAs out of the image wrap to addresses no section holds.
+    let mut at = rva.wrapping_add(4);
     if epilogs == 0 && code_words == 0 {
         let ext = word(at)?;
         epilogs = ext & 0xFFFF;
         code_words = (ext >> 16) & 0xFF;
-        at += 4;
+        at = at.wrapping_add(4);
     }
     let mut scopes = Vec::new();
     if !single {
         for i in 0..epilogs {
-            let s = word(at + 4 * i)?;
+            let s = word(at.wrapping_add(4 * i))?;
             scopes.push(((s & 0x3FFFF) * 4, (s >> 22) as usize));
         }
-        at += 4 * epilogs;
+        at = at.wrapping_add(4 * epilogs);
     }
     let codes = image
         .read(at, code_words as usize * 4)
@@ -459,45 +460,48 @@ fn undo(s: &mut State, op: &Op, next: u8) -> Result<(), String> {
     Ok(())
 }
 
-/// `base + n` in postfix.
-fn plus(base: &str, n: i64) -> String {
-    match n {
-        0 => base.to_string(),
-        n if n > 0 => format!("{base} {n} +"),
-        n => format!("{base} {} -", n.unsigned_abs()),
-    }
-}
+const X: [&str; 31] = [
+    "x0", "x1", "x2", "x3", "x4", "x5", "x6", "x7", "x8", "x9", "x10", "x11", "x12", "x13", "x14",
+    "x15", "x16", "x17", "x18", "x19", "x20", "x21", "x22", "x23", "x24", "x25", "x26", "x27",
+    "x28", "x29", "x30",
+];
+const V: [&str; 32] = [
+    "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10", "v11", "v12", "v13", "v14",
+    "v15", "v16", "v17", "v18", "v19", "v20", "v21", "v22", "v23", "v24", "v25", "v26", "v27",
+    "v28", "v29", "v30", "v31",
+];
 
-fn render(s: &State) -> Vec<(String, String)> {
+fn render(s: &State) -> Vec<(Key, Value)> {
     let name = |b: Base| match b {
         Base::Sp => "sp",
         Base::Fp => "x29",
     };
-    let mut rules = vec![(".cfa".to_string(), plus(name(s.base), s.cfa))];
     let at = |(base, loc): (Base, i64)| {
         if base == s.base {
-            let below = s.cfa - loc;
-            if below >= 0 {
-                format!(".cfa {below} - ^")
-            } else {
-                format!(".cfa {} + ^", below.unsigned_abs())
-            }
+            Value::BelowCfa(s.cfa - loc)
         } else {
-            format!("{} ^", plus(name(base), loc))
+            Value::At(name(base), loc)
         }
     };
+    let mut rules = vec![(Key::Cfa, Value::Plus(name(s.base), s.cfa))];
     let ra = match s.saved.get(&Reg::X(30)) {
         Some(&loc) => at(loc),
-        None => "x30".to_string(),
+        None => Value::Reg("x30"),
     };
-    rules.push((".ra".to_string(), ra));
+    rules.push((Key::Ra, ra));
     for (&reg, &loc) in &s.saved {
-        let name = match reg {
+        // DWARF numbering: x0-x30 are 0-30, v0-v31 are 64-95.
+        let key = match reg {
             Reg::X(30) => continue,
-            Reg::X(n) => format!("x{n}"),
-            Reg::D(n) => format!("v{n}"),
+            Reg::X(n) => X.get(usize::from(n)).map(|r| Key::Reg(u16::from(n), r)),
+            Reg::D(n) => V
+                .get(usize::from(n))
+                .map(|r| Key::Reg(64 + u16::from(n), r)),
         };
-        rules.push((name, at(loc)));
+        // Codes name at most x28+2 and d15+1; anything past the tables is not written.
+        if let Some(key) = key {
+            rules.push((key, at(loc)));
+        }
     }
     rules
 }
@@ -506,8 +510,11 @@ fn render(s: &State) -> Vec<(String, String)> {
 mod tests {
     use super::*;
 
-    fn rule<'a>(rules: &'a [(String, String)], name: &str) -> Option<&'a str> {
-        rules.iter().find(|r| r.0 == name).map(|r| r.1.as_str())
+    fn rule(rules: &[(Key, Value)], name: &str) -> Option<String> {
+        super::super::rows::to_strings(rules)
+            .into_iter()
+            .find(|r| r.0 == name)
+            .map(|r| r.1)
     }
 
     /// An `.xdata` record at RVA 0x2000 for a function of `len` bytes with one
@@ -554,21 +561,21 @@ mod tests {
         assert_eq!(len, 256);
         let at = |a: u32| &rows.iter().rev().find(|r| r.0 <= a).unwrap().1;
         // After the first instruction.
-        assert_eq!(rule(at(0x1004), ".cfa"), Some("sp 96 +"));
-        assert_eq!(rule(at(0x1004), "x19"), Some(".cfa 96 - ^"));
-        assert_eq!(rule(at(0x1004), "x21"), None);
+        assert_eq!(rule(at(0x1004), ".cfa").as_deref(), Some("sp 96 +"));
+        assert_eq!(rule(at(0x1004), "x19").as_deref(), Some(".cfa 96 - ^"));
+        assert_eq!(rule(at(0x1004), "x21").as_deref(), None);
         // After save_next: x21, x22 at sp+16, sp+24.
-        assert_eq!(rule(at(0x1008), "x22"), Some(".cfa 72 - ^"));
-        assert_eq!(rule(at(0x100c), "v9"), Some(".cfa 56 - ^"));
-        assert_eq!(rule(at(0x1010), "v10"), Some(".cfa 48 - ^"));
-        assert_eq!(rule(at(0x1014), ".ra"), Some(".cfa 24 - ^"));
+        assert_eq!(rule(at(0x1008), "x22").as_deref(), Some(".cfa 72 - ^"));
+        assert_eq!(rule(at(0x100c), "v9").as_deref(), Some(".cfa 56 - ^"));
+        assert_eq!(rule(at(0x1010), "v10").as_deref(), Some(".cfa 48 - ^"));
+        assert_eq!(rule(at(0x1014), ".ra").as_deref(), Some(".cfa 24 - ^"));
         // x29 = sp + 64 = CFA - 32.
-        assert_eq!(rule(at(0x1018), ".cfa"), Some("x29 32 +"));
+        assert_eq!(rule(at(0x1018), ".cfa").as_deref(), Some("x29 32 +"));
         // The body: the large allocation moves sp, not the CFA.
         let body = at(0x1020);
-        assert_eq!(rule(body, ".cfa"), Some("x29 32 +"));
-        assert_eq!(rule(body, "x20"), Some(".cfa 88 - ^"));
-        assert_eq!(rule(body, "x29"), Some(".cfa 32 - ^"));
+        assert_eq!(rule(body, ".cfa").as_deref(), Some("x29 32 +"));
+        assert_eq!(rule(body, "x20").as_deref(), Some(".cfa 88 - ^"));
+        assert_eq!(rule(body, "x29").as_deref(), Some(".cfa 32 - ^"));
         // Under x29 the large allocation changes no rule: no row for it.
         assert_eq!(rows.iter().filter(|r| r.0 >= 0x101c).count(), 0);
     }
@@ -595,13 +602,13 @@ mod tests {
         let (len, rows) = rows(&image, &entry).unwrap();
         assert_eq!(len, 64);
         let at = |a: u32| &rows.iter().rev().find(|r| r.0 <= a).unwrap().1;
-        assert_eq!(rule(at(0x1008), ".cfa"), Some("sp 16 +"));
-        assert_eq!(rule(at(0x1008), ".ra"), Some(".cfa 8 - ^"));
+        assert_eq!(rule(at(0x1008), ".cfa").as_deref(), Some("sp 16 +"));
+        assert_eq!(rule(at(0x1008), ".ra").as_deref(), Some(".cfa 8 - ^"));
         // The epilogue is the last three instructions: ldp, add, ret.
-        assert_eq!(rule(at(0x1034), ".ra"), Some(".cfa 8 - ^"));
-        assert_eq!(rule(at(0x1038), ".ra"), Some("x30"));
-        assert_eq!(rule(at(0x1038), ".cfa"), Some("sp 16 +"));
-        assert_eq!(rule(at(0x103c), ".cfa"), Some("sp"));
+        assert_eq!(rule(at(0x1034), ".ra").as_deref(), Some(".cfa 8 - ^"));
+        assert_eq!(rule(at(0x1038), ".ra").as_deref(), Some("x30"));
+        assert_eq!(rule(at(0x1038), ".cfa").as_deref(), Some("sp 16 +"));
+        assert_eq!(rule(at(0x103c), ".cfa").as_deref(), Some("sp"));
     }
 
     #[test]
@@ -622,19 +629,19 @@ mod tests {
         let body = &rows.iter().rev().find(|r| r.0 <= 200).unwrap().1;
         // Saves: x19-x21 and d8-d9 in 48 bytes (rounded); locals 48 with x29/lr at
         // their bottom; x29 = sp.
-        assert_eq!(rule(body, ".cfa"), Some("x29 96 +"));
-        assert_eq!(rule(body, "x19"), Some(".cfa 48 - ^"));
-        assert_eq!(rule(body, "x21"), Some(".cfa 32 - ^"));
-        assert_eq!(rule(body, "v8"), Some(".cfa 24 - ^"));
-        assert_eq!(rule(body, "v9"), Some(".cfa 16 - ^"));
-        assert_eq!(rule(body, "x29"), Some(".cfa 96 - ^"));
-        assert_eq!(rule(body, ".ra"), Some(".cfa 88 - ^"));
+        assert_eq!(rule(body, ".cfa").as_deref(), Some("x29 96 +"));
+        assert_eq!(rule(body, "x19").as_deref(), Some(".cfa 48 - ^"));
+        assert_eq!(rule(body, "x21").as_deref(), Some(".cfa 32 - ^"));
+        assert_eq!(rule(body, "v8").as_deref(), Some(".cfa 24 - ^"));
+        assert_eq!(rule(body, "v9").as_deref(), Some(".cfa 16 - ^"));
+        assert_eq!(rule(body, "x29").as_deref(), Some(".cfa 96 - ^"));
+        assert_eq!(rule(body, ".ra").as_deref(), Some(".cfa 88 - ^"));
         // Prologue: 5 instructions; the first leaves sp 48 below the CFA.
-        assert_eq!(rule(&rows[1].1, ".cfa"), Some("sp 48 +"));
+        assert_eq!(rule(&rows[1].1, ".cfa").as_deref(), Some("sp 48 +"));
         // Fragments start in the body.
         let (_, rows) = rows_of(word & !3 | 2);
         assert_eq!(rows.len(), 1);
-        assert_eq!(rule(&rows[0].1, ".cfa"), Some("x29 96 +"));
+        assert_eq!(rule(&rows[0].1, ".cfa").as_deref(), Some("x29 96 +"));
     }
 
     fn rows_of(word: u32) -> (u32, Vec<Row>) {

@@ -118,7 +118,7 @@ fn decode(image: &Image, rva: u32) -> Result<Info, String> {
     let frame_reg = head[3] & 0xF;
     let frame_offset = u32::from(head[3] >> 4) * 16;
     let codes = image
-        .read(rva + 4, count * 2)
+        .read(rva.wrapping_add(4), count * 2)
         .ok_or("its unwind codes run past the image")?;
     let slot = |i: usize| -> Option<u16> {
         Some(u16::from_le_bytes([
@@ -197,10 +197,11 @@ fn decode(image: &Image, rva: u32) -> Result<Info, String> {
     }
     let chained = if flags & UNW_FLAG_CHAININFO != 0 {
         // The primary RUNTIME_FUNCTION follows the codes, padded to an even count.
-        let at = rva + 4 + (count.next_multiple_of(2) * 2) as u32;
+        // RVAs out of the image wrap to addresses no section holds.
+        let at = rva.wrapping_add(4 + (count.next_multiple_of(2) * 2) as u32);
         Some(
             image
-                .u32_at(at + 8)
+                .u32_at(at.wrapping_add(8))
                 .ok_or("its chained RUNTIME_FUNCTION is outside the image")?,
         )
     } else {
@@ -214,8 +215,8 @@ fn decode(image: &Image, rva: u32) -> Result<Info, String> {
     })
 }
 
-/// Rules in force from an address on: `(address, [(name, postfix)])`.
-pub(crate) type Row = (u32, Vec<(String, String)>);
+pub(crate) use super::rows::Row;
+use super::rows::{Key, Value};
 
 /// The unwind state at one point of a function.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -242,7 +243,7 @@ pub(crate) fn rows(image: &Image, entry: &Entry) -> Result<Vec<Row>, String> {
             return Err("its RUNTIME_FUNCTION references loop".into());
         }
         unwind = image
-            .u32_at((unwind & !1) + 8)
+            .u32_at((unwind & !1).wrapping_add(8))
             .ok_or("its indirect RUNTIME_FUNCTION is outside the image")?;
     }
     let own = decode(image, unwind)?;
@@ -333,28 +334,36 @@ fn apply(state: &mut State, op: &Op, info: &Info, total: u64) {
     }
 }
 
-fn render(state: &State) -> Vec<(String, String)> {
+fn render(state: &State) -> Vec<(Key, Value)> {
     let name = |reg: u8| GPR.get(usize::from(reg)).copied().unwrap_or("$rsp");
     let cfa = match state.frame {
-        Some((reg, offset)) => format!("{} {offset} +", name(reg)),
-        None => format!("$rsp {} +", state.depth),
+        Some((reg, offset)) => Value::Plus(name(reg), offset as i64),
+        None => Value::Plus("$rsp", state.depth as i64),
     };
-    let mut rules = vec![(".cfa".to_string(), cfa)];
+    let mut rules = vec![(Key::Cfa, cfa)];
     let ra = if state.machine_frame { 40 } else { 8 };
-    rules.push((".ra".to_string(), format!(".cfa {ra} - ^")));
+    rules.push((Key::Ra, Value::BelowCfa(ra)));
     if state.machine_frame {
-        rules.push(("$rsp".to_string(), ".cfa 16 - ^".to_string()));
+        rules.push((Key::Reg(7, "$rsp"), Value::BelowCfa(16)));
     }
+    // By DWARF register number, the order Breakpad's x86_64 DWARF output has.
+    const DWARF: [u16; 16] = [0, 2, 1, 3, 7, 6, 4, 5, 8, 9, 10, 11, 12, 13, 14, 15];
     for (&reg, &below) in &state.saved {
         if reg != 4 {
-            rules.push((name(reg).to_string(), format!(".cfa {below} - ^")));
+            let number = DWARF.get(usize::from(reg)).copied().unwrap_or(u16::MAX);
+            rules.push((Key::Reg(number, name(reg)), Value::BelowCfa(below as i64)));
         }
     }
     for (&reg, &below) in &state.saved_xmm {
         if let Some(x) = XMM.get(usize::from(reg)) {
-            rules.push((x.to_string(), format!(".cfa {below} - ^")));
+            rules.push((
+                Key::Reg(17 + u16::from(reg), x),
+                Value::BelowCfa(below as i64),
+            ));
         }
     }
+    // Sorted by key, as the row writer expects.
+    rules.sort_by_key(|r| r.0);
     rules
 }
 
@@ -385,8 +394,11 @@ mod tests {
         u16::from(offset) | u16::from(op | info << 4) << 8
     }
 
-    fn rule<'a>(rules: &'a [(String, String)], name: &str) -> Option<&'a str> {
-        rules.iter().find(|r| r.0 == name).map(|r| r.1.as_str())
+    fn rule(rules: &[(Key, Value)], name: &str) -> Option<String> {
+        super::super::rows::to_strings(rules)
+            .into_iter()
+            .find(|r| r.0 == name)
+            .map(|r| r.1)
     }
 
     #[test]
@@ -408,13 +420,13 @@ mod tests {
         .unwrap();
         let at: Vec<u32> = rows.iter().map(|r| r.0).collect();
         assert_eq!(at, vec![0x1000, 0x1001, 0x1002, 0x1006, 0x100b]);
-        assert_eq!(rule(&rows[0].1, ".cfa"), Some("$rsp 8 +"));
-        assert_eq!(rule(&rows[2].1, "$rsi"), Some(".cfa 24 - ^"));
-        assert_eq!(rule(&rows[3].1, ".cfa"), Some("$rsp 56 +"));
+        assert_eq!(rule(&rows[0].1, ".cfa").as_deref(), Some("$rsp 8 +"));
+        assert_eq!(rule(&rows[2].1, "$rsi").as_deref(), Some(".cfa 24 - ^"));
+        assert_eq!(rule(&rows[3].1, ".cfa").as_deref(), Some("$rsp 56 +"));
         // rbp = rsp + 16 = CFA - 56 + 16.
-        assert_eq!(rule(&rows[4].1, ".cfa"), Some("$rbp 40 +"));
-        assert_eq!(rule(&rows[4].1, "$rbp"), Some(".cfa 16 - ^"));
-        assert_eq!(rule(&rows[4].1, ".ra"), Some(".cfa 8 - ^"));
+        assert_eq!(rule(&rows[4].1, ".cfa").as_deref(), Some("$rbp 40 +"));
+        assert_eq!(rule(&rows[4].1, "$rbp").as_deref(), Some(".cfa 16 - ^"));
+        assert_eq!(rule(&rows[4].1, ".ra").as_deref(), Some(".cfa 8 - ^"));
     }
 
     #[test]
@@ -445,11 +457,11 @@ mod tests {
         .unwrap();
         let last = &rows.last().unwrap().1;
         // CFA - rsp = 48 (frame) + 0x1000.
-        assert_eq!(rule(last, ".cfa"), Some("$rsp 4144 +"));
-        assert_eq!(rule(last, ".ra"), Some(".cfa 40 - ^"));
-        assert_eq!(rule(last, "$rsp"), Some(".cfa 16 - ^"));
-        assert_eq!(rule(last, "$rbx"), Some(".cfa 4128 - ^"));
-        assert_eq!(rule(last, "$xmm6"), Some(".cfa 4112 - ^"));
+        assert_eq!(rule(last, ".cfa").as_deref(), Some("$rsp 4144 +"));
+        assert_eq!(rule(last, ".ra").as_deref(), Some(".cfa 40 - ^"));
+        assert_eq!(rule(last, "$rsp").as_deref(), Some(".cfa 16 - ^"));
+        assert_eq!(rule(last, "$rbx").as_deref(), Some(".cfa 4128 - ^"));
+        assert_eq!(rule(last, "$xmm6").as_deref(), Some(".cfa 4112 - ^"));
     }
 
     #[test]
@@ -481,11 +493,11 @@ mod tests {
         )
         .unwrap();
         // At the fragment's start, the primary's whole prologue is in force.
-        assert_eq!(rule(&direct[0].1, ".cfa"), Some("$rsp 56 +"));
-        assert_eq!(rule(&direct[0].1, "$rbx"), Some(".cfa 16 - ^"));
+        assert_eq!(rule(&direct[0].1, ".cfa").as_deref(), Some("$rsp 56 +"));
+        assert_eq!(rule(&direct[0].1, "$rbx").as_deref(), Some(".cfa 16 - ^"));
         assert_eq!(direct[1].0, 0x1082);
-        assert_eq!(rule(&direct[1].1, ".cfa"), Some("$rsp 64 +"));
-        assert_eq!(rule(&direct[1].1, "$rdi"), Some(".cfa 64 - ^"));
+        assert_eq!(rule(&direct[1].1, ".cfa").as_deref(), Some("$rsp 64 +"));
+        assert_eq!(rule(&direct[1].1, "$rdi").as_deref(), Some(".cfa 64 - ^"));
         let through = rows(
             &image,
             &Entry {
