@@ -510,3 +510,50 @@ fn upload_needs_files_on_disk() {
     );
     assert_eq!(bad.status.code(), Some(2));
 }
+
+/// A Windows module: `debug_file` is the PDB's name (the MODULE record's), `code_file`
+/// the image's (INFO CODE_ID's), and the file is sent as `app.sym`, as Breakpad's
+/// Windows `symupload` sends them.
+#[test]
+fn sym_upload_v1_names_a_windows_image_and_its_pdb() {
+    let server = Recorder::start(|_, _, _| (200, vec![], "OK".into()));
+    let work = scratch("v1-windows");
+    let store = work.join("store");
+    let url = format!("{}/upload", server.url);
+    let image = fixtures().join("windows/msvc-x86_64/app.exe");
+    let out = run(
+        &[
+            "--store",
+            store.to_str().unwrap(),
+            "--upload",
+            &url,
+            image.to_str().unwrap(),
+        ],
+        None,
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let header = String::from_utf8(run(&["-i", image.to_str().unwrap()], None).stdout).unwrap();
+    let id = header.split(' ').nth(3).unwrap().to_string();
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 1);
+    let parts = multipart(&reqs[0]);
+    let value = |k: usize| String::from_utf8_lossy(&parts[k].1).into_owned();
+    assert_eq!(
+        (0..5).map(value).collect::<Vec<_>>(),
+        ["app.exe", "x86_64", "app.pdb", id.as_str(), "windows"]
+    );
+    assert!(
+        parts[5].0.contains("filename=\"app.sym\""),
+        "{}",
+        parts[5].0
+    );
+    assert_eq!(
+        parts[5].1,
+        std::fs::read(store.join("app.pdb").join(&id).join("app.sym")).unwrap()
+    );
+    std::fs::remove_dir_all(&work).ok();
+}

@@ -47,34 +47,53 @@ pub struct SymbolFile {
     pub os: String,
     pub cpu: String,
     pub debug_id: String,
-    /// The module name: `debug_file` and `code_file` in the forms.
+    /// The module name: `debug_file` in the forms.
     pub name: String,
+    /// `code_file` in the forms: the image's name where `INFO CODE_ID` gives one
+    /// (Windows: the PE beside the PDB), else the module name, as Breakpad's clients
+    /// send it.
+    pub code_file: String,
 }
 
 impl SymbolFile {
-    /// Reads the MODULE record of the symbol file at `path`.
+    /// Reads the MODULE record of the symbol file at `path`, and the image name of its
+    /// `INFO CODE_ID` record when one follows.
     pub fn read(path: &Path) -> Result<SymbolFile, String> {
         let file = std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
-        let mut first = String::new();
-        std::io::BufRead::read_line(
-            &mut std::io::BufReader::new(std::io::Read::take(file, 64 << 10)),
-            &mut first,
-        )
-        .map_err(|e| format!("{}: {e}", path.display()))?;
-        let f: Vec<&str> = first.trim_end().splitn(5, ' ').collect();
-        match f[..] {
-            ["MODULE", os, cpu, id, name] if !name.is_empty() => Ok(SymbolFile {
-                path: path.to_path_buf(),
-                os: os.into(),
-                cpu: cpu.into(),
-                debug_id: id.replace('-', ""),
-                name: name.into(),
-            }),
-            _ => Err(format!(
+        let mut reader = std::io::BufReader::new(std::io::Read::take(file, 64 << 10));
+        let line = |reader: &mut std::io::BufReader<_>| -> Result<String, String> {
+            let mut l = String::new();
+            std::io::BufRead::read_line(reader, &mut l)
+                .map_err(|e| format!("{}: {e}", path.display()))?;
+            Ok(l.trim_end().to_string())
+        };
+        let first = line(&mut reader)?;
+        let f: Vec<&str> = first.splitn(5, ' ').collect();
+        let ["MODULE", os, cpu, id, name] = f[..] else {
+            return Err(format!(
                 "{}: not a symbol file (no MODULE record first)",
                 path.display()
-            )),
+            ));
+        };
+        if name.is_empty() {
+            return Err(format!("{}: its MODULE record has no name", path.display()));
         }
+        // `INFO CODE_ID <id> <image name>` comes right after MODULE when it is there.
+        let second = line(&mut reader)?;
+        let code_file = second
+            .strip_prefix("INFO CODE_ID ")
+            .and_then(|rest| rest.split_once(' '))
+            .map(|(_, image)| image.to_string())
+            .filter(|image| !image.is_empty())
+            .unwrap_or_else(|| name.to_string());
+        Ok(SymbolFile {
+            path: path.to_path_buf(),
+            os: os.into(),
+            cpu: cpu.into(),
+            debug_id: id.replace('-', ""),
+            name: name.into(),
+            code_file,
+        })
     }
 
     /// `<name>/<debug id>/<name>.sym`, its place in a symbol store.

@@ -6,12 +6,12 @@ use super::{FilePart, Sent, SymbolFile, Uploader, post_form};
 
 pub(super) fn send(up: &Uploader, agent: &ureq::Agent, f: &SymbolFile) -> Result<Sent, String> {
     let mut form = Form::new(&f.store_path());
-    form.text("code_file", &f.name);
+    form.text("code_file", &f.code_file);
     form.text("cpu", &f.cpu);
     form.text("debug_file", &f.name);
     form.text("debug_identifier", &f.debug_id);
     form.text("os", &f.os);
-    let filename = format!("{}.sym", f.name);
+    let filename = crate::sym_file_name(&f.name);
     let file = FilePart {
         field: "symbol_file",
         filename: &filename,
