@@ -113,7 +113,11 @@ pub struct Dump {
 /// The architectures in `path`: a universal Mach-O's slices, else its one.
 pub fn architectures(path: &Path) -> Result<Vec<String>, Error> {
     let path = debugfile::resolve_dsym_bundle(path)?;
-    load::architectures(&load::Input::open(&path)?)
+    let input = load::Input::open(&path)?;
+    if pdb::is_pdb(input.bytes()) {
+        return Ok(vec![pdb::identify(&path, input.bytes())?.arch.to_string()]);
+    }
+    load::architectures(&input)
 }
 
 /// The file name of a module's symbol file in a symbol store: `<name>.sym`, where a

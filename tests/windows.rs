@@ -519,6 +519,16 @@ fn a_pdb_alone_or_with_its_image_beside_it() {
     // The image given beside it.
     let both = dump(&[pdb.to_str().unwrap(), dir.join("app.exe").to_str().unwrap()]);
     assert_eq!(both, from_exe);
+    // --list-arch reads the PDB's machine type.
+    let arches = dump(&[
+        "--list-arch",
+        pdb.to_str().unwrap(),
+        windows().join("msvc-aarch64/app.exe").to_str().unwrap(),
+    ]);
+    assert!(
+        arches.contains("app.pdb: x86_64\n") && arches.ends_with("app.exe: arm64\n"),
+        "{arches}"
+    );
 }
 
 #[test]
