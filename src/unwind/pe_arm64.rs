@@ -109,6 +109,8 @@ pub(crate) fn rows(image: &Image, e: &Entry) -> Result<(u32, Vec<Row>), String> 
             return;
         }
         match out.last_mut() {
+            // Epilogue scopes that overlap (damage) would take rows backwards.
+            Some(last) if at < last.0 => {}
             Some(last) if last.0 == at => last.1 = rules,
             Some(last) if last.1 == rules => {}
             _ => out.push((at, rules)),
@@ -654,6 +656,33 @@ mod tests {
             },
         )
         .unwrap()
+    }
+
+    #[test]
+    fn overlapping_epilogues_keep_rows_in_order() {
+        // Two scopes at the same place and one starting inside the first: alloc_s 2
+        // (sub sp, #32) and end, an epilogue at instruction 4 and another at 5.
+        let codes = [0x02, 0xE4];
+        let mut bytes = (16u32 | 3 << 22 | 1 << 27).to_le_bytes().to_vec();
+        for offset in [4u32, 4, 5] {
+            bytes.extend_from_slice(&offset.to_le_bytes());
+        }
+        bytes.extend_from_slice(&codes);
+        bytes.extend_from_slice(&[0xE3, 0xE3]);
+        let image = Image {
+            sections: vec![(0x2000, bytes)],
+            base: 0,
+        };
+        let (_, rows) = rows(
+            &image,
+            &Entry {
+                start: 0x1000,
+                word: 0x2000,
+                limit: u32::MAX,
+            },
+        )
+        .unwrap();
+        assert!(rows.windows(2).all(|w| w[0].0 < w[1].0), "{rows:?}");
     }
 
     #[test]
