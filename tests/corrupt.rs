@@ -422,8 +422,8 @@ fn damaged_pe_and_pdb_never_panic() {
         let name = std::path::Path::new(victim).file_name().unwrap();
         let path = case.join(name);
         if let Some(image) = companion {
-            // The image beside the damaged PDB, but refers to it by its id: keep the
-            // id (the PDB info stream) readable by cutting only past the first pages.
+            // The image beside the damaged PDB: variants whose id still reads as the
+            // image's are dumped through it, the others are refused as another build's.
             std::fs::copy(dir.join(image), case.join("app.exe")).unwrap();
         }
         let mut inputs: Vec<Vec<u8>> = (1..60)
