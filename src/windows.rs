@@ -27,7 +27,7 @@ pub(crate) fn dump_pe(
     identity: Identity,
     opts: &Options,
     on_disk: bool,
-    mut warnings: Warnings,
+    warnings: Warnings,
 ) -> Result<Dump, Error> {
     let facts = identity::pe_facts(obj)
         .ok_or_else(|| Error::new(obj.path, ErrorKind::Corrupt("not a PE image".into())))?;
@@ -43,17 +43,9 @@ pub(crate) fn dump_pe(
         return with_pdb(obj, identity, &input, opts, warnings, servers);
     }
     if let (Some((path, found)), Some(want)) = (&search.mismatch, &facts.pdb) {
-        return Err(Error::new(
-            obj.path,
-            ErrorKind::Unsupported(format!(
-                "{} does not match: the image was linked with PDB {} {}, the file is {found}",
-                path.display(),
-                want.file_name(),
-                want.debug_id()
-            )),
-        ));
+        return Err(mismatch(obj.path, path, want, found));
     }
-    let mut dump = crate::dump_object(obj, identity, opts, std::mem::take(&mut warnings), false)?;
+    let mut dump = crate::dump_object(obj, identity, opts, warnings, false)?;
     if let Some(want) = facts
         .pdb
         .as_ref()
@@ -96,17 +88,9 @@ fn find_pdb(
 ) -> Result<Option<PathBuf>, Error> {
     let want_id = want.debug_id();
     if let Some(given) = &opts.companion {
-        let found = id_of(given)?;
-        if found.debug_id() != want_id {
-            return Err(Error::new(
-                pe,
-                ErrorKind::Unsupported(format!(
-                    "{} does not match: the image was linked with PDB {} {want_id}, the file is {}",
-                    given.display(),
-                    want.file_name(),
-                    found.debug_id()
-                )),
-            ));
+        let found = id_of(given)?.debug_id();
+        if found != want_id {
+            return Err(mismatch(pe, given, want, &found));
         }
         return Ok(Some(given.clone()));
     }
@@ -154,6 +138,20 @@ fn find_pdb(
         }
     }
     Ok(None)
+}
+
+/// The error for a PE and PDB of different builds, on `input`, naming `other` (the
+/// file given or found beside it), the PDB the image was linked with and the PDB's id.
+fn mismatch(input: &Path, other: &Path, linked: &PdbRef, pdb_id: &str) -> Error {
+    Error::new(
+        input,
+        ErrorKind::Unsupported(format!(
+            "{} does not match: the image was linked with PDB {} {}, the PDB is {pdb_id}",
+            other.display(),
+            linked.file_name(),
+            linked.debug_id()
+        )),
+    )
 }
 
 fn id_of(path: &Path) -> Result<PdbId, Error> {
@@ -209,6 +207,7 @@ fn from_pdb(
         input.bytes(),
         PdbOptions {
             inlines: opts.inlines,
+            x86,
             frames: x86 && opts.cfi,
         },
         &mut warnings,
@@ -277,16 +276,7 @@ pub(crate) fn dump_pdb(input: &Input, opts: &Options, on_disk: bool) -> Result<D
             };
             if cv.debug_id() != id.debug_id() {
                 if explicit {
-                    return Err(Error::new(
-                        path,
-                        ErrorKind::Unsupported(format!(
-                            "{} does not match: it was linked with PDB {} {}, this file is {}",
-                            c.display(),
-                            cv.file_name(),
-                            cv.debug_id(),
-                            id.debug_id()
-                        )),
-                    ));
+                    return Err(mismatch(path, &c, &cv, &id.debug_id()));
                 }
                 continue;
             }

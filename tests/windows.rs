@@ -202,7 +202,7 @@ fn our_rules(text: &str, address: u64) -> Option<std::collections::BTreeMap<Stri
     let mut state: Option<std::collections::BTreeMap<String, String>> = None;
     let mut range = (0, 0);
     for line in text.lines() {
-        let (at, rules) = if let Some(r) = line.strip_prefix("STACK CFI INIT ") {
+        let rules = if let Some(r) = line.strip_prefix("STACK CFI INIT ") {
             let mut f = r.splitn(3, ' ');
             let at = u64::from_str_radix(f.next().unwrap(), 16).unwrap();
             let size = u64::from_str_radix(f.next().unwrap(), 16).unwrap();
@@ -211,18 +211,17 @@ fn our_rules(text: &str, address: u64) -> Option<std::collections::BTreeMap<Stri
             }
             range = (at, at + size);
             state = Some(Default::default());
-            (at, f.next().unwrap())
+            f.next().unwrap()
         } else if let Some(r) = line.strip_prefix("STACK CFI ") {
             let (at, rules) = r.split_once(' ').unwrap();
             let at = u64::from_str_radix(at, 16).unwrap();
             if state.is_none() || at < range.0 || at >= range.1 || at > address {
                 continue;
             }
-            (at, rules)
+            rules
         } else {
             continue;
         };
-        let _ = at;
         let s = state.as_mut().unwrap();
         // `name: expr name: expr ...`: split at each ` name:`.
         let mut names: Vec<(usize, &str)> = Vec::new();
@@ -566,18 +565,12 @@ fn an_image_without_debug_info_gives_exports_and_cfi() {
 fn a_tree_of_windows_modules_goes_into_the_store_layout() {
     let tmp = tempfile_dir::Dir::new();
     let store = tmp.path().join("store");
-    let out = dumpsyms_command()
-        .arg("--store")
-        .arg(&store)
-        .arg(windows().join("msvc-x86_64"))
-        .arg(windows().join("mingw-x86_64"))
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    dump(&[
+        "--store",
+        store.to_str().unwrap(),
+        windows().join("msvc-x86_64").to_str().unwrap(),
+        windows().join("mingw-x86_64").to_str().unwrap(),
+    ]);
     let (_, _, id) = image_alone("msvc-x86_64");
     // The PDB is read through its image, not dumped again on its own.
     let sym = store.join("app.pdb").join(&id).join("app.sym");

@@ -61,6 +61,8 @@ pub struct PdbOutput {
 #[derive(Debug, Clone, Copy)]
 pub struct PdbOptions {
     pub inlines: bool,
+    /// The module is 32-bit x86 (C names carry calling-convention decorations).
+    pub x86: bool,
     /// STACK WIN records (x86 frame data).
     pub frames: bool,
 }
@@ -131,7 +133,7 @@ fn extract_unguarded(
     let address_map = pdb
         .address_map()
         .map_err(|e| corrupt(path, "section headers", e))?;
-    let x86 = identify(path, bytes)?.arch == "x86";
+    let x86 = opts.x86;
     let info = functions::extract(path, bytes, opts.inlines, warnings)?;
     let mut w = Warnings::default();
     let publics = contain::contained(|| publics(&mut pdb, &address_map, x86, &mut w))

@@ -730,15 +730,9 @@ impl CfiSource {
 
     /// Rows at RVAs, written at module-relative addresses.
     fn write_pe_rows(&self, len: u32, rows: &[rows::Row], w: &mut Vec<u8>) -> Result<(), FdeError> {
-        let at = |rva: u32| {
-            self.pe_image
-                .base
-                .wrapping_add(u64::from(rva))
-                .wrapping_sub(self.bias)
-        };
-        let rows: Vec<(u64, &[(rows::Key, rows::Value)])> =
-            rows.iter().map(|(a, r)| (at(*a), r.as_slice())).collect();
-        rows::write(&rows, len, w)?;
+        let base = self.pe_image.base;
+        let address = |rva: u32| base.wrapping_add(u64::from(rva)).wrapping_sub(self.bias);
+        rows::write(rows, len, address, w)?;
         Ok(())
     }
 

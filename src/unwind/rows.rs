@@ -100,16 +100,19 @@ fn push_rule(out: &mut Vec<u8>, key: Key, v: Value) -> io::Result<()> {
     push_value(out, v)
 }
 
-/// Writes `rows` (addresses already module-relative, the first at the function's
-/// start) as an INIT record of `len` bytes and one record per change, naming only what
-/// changed; a rule that goes away is written as the register's own value.
+/// Writes `rows` (the first at the function's start) as an INIT record of `len` bytes
+/// and one record per change, naming only what changed; a rule that goes away is
+/// written as the register's own value. `address` turns a row's RVA into the address
+/// written.
 pub(crate) fn write(
-    rows: &[(u64, &[(Key, Value)])],
+    rows: &[Row],
     len: u32,
+    address: impl Fn(u32) -> u64,
     out: &mut Vec<u8>,
 ) -> io::Result<()> {
     let mut prev: &[(Key, Value)] = &[];
-    for (i, &(at, rules)) in rows.iter().enumerate() {
+    for (i, (rva, rules)) in rows.iter().enumerate() {
+        let at = address(*rva);
         if i == 0 {
             write!(out, "STACK CFI INIT {at:x} {len:x}")?;
             for &(k, v) in rules {
@@ -171,12 +174,13 @@ mod tests {
             (Key::Reg(19, "x19"), Value::At("sp", 8)),
         ];
         let mut out = Vec::new();
-        write(
-            &[(0x10, &init), (0x14, &saved), (0x18, &fp), (0x1c, &init)],
-            0x20,
-            &mut out,
-        )
-        .unwrap();
+        let rows = [
+            (0x10, init.clone()),
+            (0x14, saved),
+            (0x18, fp),
+            (0x1c, init),
+        ];
+        write(&rows, 0x20, u64::from, &mut out).unwrap();
         assert_eq!(
             String::from_utf8(out).unwrap(),
             "STACK CFI INIT 10 20 .cfa: sp .ra: x30\n\
