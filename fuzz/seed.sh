@@ -6,7 +6,7 @@ cd "$(dirname "$0")"
 fixtures=../fixtures
 # llvm-objcopy reads Mach-O too; GNU objcopy (binutils) is enough for the ELF seeds.
 objcopy=$(command -v llvm-objcopy || command -v objcopy || true)
-mkdir -p corpus/{dump,unwind_section,dwarf_expression,compact_unwind,link_sections,debug_info_stream,exidx,pe_unwind}
+mkdir -p corpus/{dump,unwind_section,dwarf_expression,compact_unwind,link_sections,debug_info_stream,exidx,pe_unwind,pdb,demangle}
 
 tmp=$(mktemp)
 out=$(mktemp)
@@ -108,5 +108,18 @@ for i in range(count):
 open(sys.argv[2], "wb").write(bytes([count << 1 | arm64]) + bytes(entries) + unwind[1])
 PY
 done
+
+# Whole PDBs, less their 32-byte magic (the pdb target puts it back).
+for f in "$fixtures"/windows/*/*.pdb; do
+    tail -c +33 "$f" > "corpus/pdb/$(basename "$(dirname "$f")")"
+done
+
+# Names for each demangler: a scheme-and-repeat byte, then prefix|fragment|suffix.
+printf '\x00f@ns@@YAHH@Z||' > corpus/demangle/msvc
+printf '\x05?f@@YAXV|?$A@V|H@@@Z' > corpus/demangle/msvc-templates
+printf '\x01N3foo3barEi||' > corpus/demangle/itanium
+printf '\x061fP|PK|i' > corpus/demangle/itanium-pointers
+printf '\x02NvCs123_5crate3foo||' > corpus/demangle/rust-v0
+printf '\x03N3std2io5stdio6_print17h0123456789abcdefE||' > corpus/demangle/rust-legacy
 
 for t in corpus/*; do echo "$(basename "$t"): $(ls "$t" | wc -l) seeds"; done

@@ -40,6 +40,8 @@ pub struct Search {
     pub debuginfod: Option<Vec<String>>,
     /// A PE's PDB (`name id`), which is looked for instead of the above.
     pub pdb: Option<String>,
+    /// Files of the right name that were found but could not be read, and why.
+    pub unusable: Vec<String>,
 }
 
 impl Search {
@@ -51,6 +53,12 @@ impl Search {
             } else {
                 "; no symbol server (--symbol-server, _NT_SYMBOL_PATH)"
             };
+            if !self.unusable.is_empty() {
+                return format!(
+                    "PDB {pdb}: found {}; no usable copy beside the image, at its recorded path or in the debug directories{symbol_path}",
+                    self.unusable.join("; ")
+                );
+            }
             return format!(
                 "PDB {pdb} not found beside the image, at its recorded path or in the debug directories{symbol_path}"
             );
@@ -178,8 +186,17 @@ fn open_matching(
             return None;
         }
     };
+    let obj = match Object::parse(&input) {
+        Ok(o) => o,
+        Err(e) => {
+            warnings.push(format!("debug file candidate {e}"));
+            return None;
+        }
+    };
+    // Only once it is known to be an object file: a candidate can be anything of any
+    // size (an 8 GB sparse file cost 10 s and 8.4 GB of resident pages to hash).
     if let Some(expected) = crc {
-        let actual = crc32fast::hash(input.bytes());
+        let actual = crc_released(&input);
         if actual != expected {
             warnings.push(format!(
                 "{}: CRC {actual:08x} does not match the debug link's {expected:08x}; not used",
@@ -188,13 +205,6 @@ fn open_matching(
             return None;
         }
     }
-    let obj = match Object::parse(&input) {
-        Ok(o) => o,
-        Err(e) => {
-            warnings.push(format!("debug file candidate {e}"));
-            return None;
-        }
-    };
     if let (Some(want), Some(have)) = (build_id, identity::build_id(&obj))
         && want != have
     {
@@ -211,6 +221,17 @@ fn open_matching(
         path: path.to_path_buf(),
         input,
     })
+}
+
+/// The CRC-32 of the whole file, read in pieces that are released as they are hashed,
+/// so that hashing a large debug file does not keep all of it resident.
+fn crc_released(input: &Input) -> u32 {
+    let mut hasher = crc32fast::Hasher::new();
+    for piece in input.bytes().chunks(8 << 20) {
+        hasher.update(piece);
+        input.release(piece);
+    }
+    hasher.finalize()
 }
 
 /// Bounds a decompressed MiniDebugInfo ELF: real ones are a few hundred KiB.

@@ -150,20 +150,90 @@ pub fn pe_unwind(data: &[u8]) {
     }
 }
 
-/// A whole dump of a file held in memory, with inlines; a dump that succeeds must write
-/// only well-formed records.
-pub fn dump(data: &[u8]) {
+/// A whole PDB through the dump (MSF container, DBI, module streams, IPI names, frame
+/// data): the input is a PDB's bytes after its 32-byte magic, which is put back, so the
+/// fuzzer spends no time finding it. Besides well-formed records, the output must stay
+/// within 100 times the input plus 16 MB.
+pub fn pdb(data: &[u8]) {
+    let mut bytes = b"Microsoft C/C++ MSF 7.00\r\n\x1aDS\0\0\0".to_vec();
+    bytes.extend_from_slice(data);
+    let len = bytes.len();
+    let out = dump_checked(bytes);
+    assert!(
+        out <= 100 * len + (16 << 20),
+        "{out} bytes of output from a {len}-byte PDB"
+    );
+}
+
+/// Each demangler on a name that may nest as deep as the fuzzer likes: the first byte
+/// picks a scheme and a repeat count, the rest is `prefix|fragment|suffix`, and the
+/// name is the prefix, the fragment repeated, then the suffix. It is demangled on a
+/// thread with a 256 KiB stack, far less than any caller's, so a demangler whose stack
+/// is not grown to what the name can need overflows here. The result must be the name
+/// itself (too deep, or not mangled) or a name without control characters.
+pub fn demangle(data: &[u8]) {
+    let Some((&pick, rest)) = data.split_first() else {
+        return;
+    };
+    let text = String::from_utf8_lossy(rest);
+    let mut parts = text.splitn(3, '|');
+    let (prefix, fragment, suffix) = (
+        parts.next().unwrap_or(""),
+        parts.next().unwrap_or(""),
+        parts.next().unwrap_or(""),
+    );
+    let scheme = ["?", "_Z", "_R", "_ZN", ""][usize::from(pick % 5)];
+    let repeats = usize::from(pick / 5) * 300;
+    let mut name = format!("{scheme}{prefix}");
+    for _ in 0..repeats {
+        if name.len() > 80_000 {
+            break;
+        }
+        name.push_str(fragment);
+    }
+    name.push_str(suffix);
+    let lang = if pick & 1 == 0 {
+        crate::demangle::Lang::Other
+    } else {
+        crate::demangle::Lang::Rust
+    };
+    let raw = name.clone();
+    let out = std::thread::Builder::new()
+        .stack_size(256 << 10)
+        .spawn(move || crate::demangle::demangle(&name, lang))
+        .expect("a thread")
+        .join()
+        .expect("the demangler panicked");
+    if crate::demangle::too_deep(&raw) {
+        assert_eq!(out, raw, "a name too long for the demanglers was demangled");
+    }
+}
+
+/// Dumps `bytes` and checks what is written as [`dump`] does; the bytes written (0 when
+/// the dump failed).
+fn dump_checked(bytes: Vec<u8>) -> usize {
     let opts = crate::Options {
         inlines: true,
         multiple_field: true,
         ..Default::default()
     };
-    let Ok(dump) = crate::dump_bytes("fuzz-input", data.to_vec(), &opts) else {
-        return;
+    let Ok(dump) = crate::dump_bytes("fuzz-input", bytes, &opts) else {
+        return 0;
     };
     let mut out = Vec::new();
     crate::write_module(&dump.module, &mut out).expect("writing to memory");
-    let text = std::str::from_utf8(&out).expect("the symbol file is not UTF-8");
+    check_records(&out);
+    out.len()
+}
+
+/// A whole dump of a file held in memory, with inlines; a dump that succeeds must write
+/// only well-formed records.
+pub fn dump(data: &[u8]) {
+    dump_checked(data.to_vec());
+}
+
+fn check_records(out: &[u8]) {
+    let text = std::str::from_utf8(out).expect("the symbol file is not UTF-8");
     for line in text.lines() {
         let known = [
             "MODULE ",
@@ -207,6 +277,12 @@ mod tests {
             assert!(!crate::dwarf::split_streamed(data).is_empty());
         }
         dwarf_expression(&[0, 0x77, 0x08, 0x80, 0x00, 0x22]);
+        let pdb_file = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("fixtures/windows/msvc-x86_64/app.pdb");
+        pdb(&std::fs::read(pdb_file).unwrap()[32..]);
+        // 30,000 levels of MSVC pointers and of Itanium pointers, on a small stack.
+        demangle(b"\xfa@@YAX|PEA|H@Z");
+        demangle(b"\xfb1fP|PK|i");
         link_sections(b"app.debug\0\0\0\x01\x02\x03\x04");
         compact_unwind(&[1, 0, 0, 0]);
         // An x64 entry for 0x1000..0x1100 whose UNWIND_INFO (push rbp) is at 0x2000.

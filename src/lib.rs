@@ -18,12 +18,14 @@ pub mod fetch;
 pub mod fuzzing;
 pub mod identity;
 pub mod load;
+mod mapguard;
 pub mod module;
 pub mod output;
 pub mod paths;
 pub mod pdb;
 pub mod symbols;
 pub mod tree;
+pub mod untrusted;
 pub mod unwind;
 pub mod upload;
 mod windows;
@@ -132,6 +134,16 @@ pub fn sym_file_name(module_name: &str) -> String {
     format!("{leaf}.sym")
 }
 
+/// Where `module` goes in the symbol store `store`: `<name>/<debug id>/<file>` (see
+/// [`sym_file_name`]). Refused when the name or id, both read from the input, is not a
+/// safe single path component (`..`, separators, control characters): the file must
+/// land inside the store or nowhere.
+pub fn store_path(store: &Path, module: &Module) -> Result<PathBuf, String> {
+    let name = untrusted::path_component(&module.name, "module name")?;
+    let id = untrusted::path_component(&module.debug_id, "debug id")?;
+    Ok(store.join(name).join(id).join(sym_file_name(name)))
+}
+
 /// Parses an `--extra-info` argument, `KEY value`: the key is upper-cased and must be one
 /// word; the value is the rest, on one line.
 pub fn parse_extra_info(arg: &str) -> Result<(String, String), String> {
@@ -155,7 +167,9 @@ pub fn dump(path: &Path, opts: &Options) -> Result<Dump, Error> {
     // A .dSYM bundle stands for the DWARF file inside it.
     let resolved = debugfile::resolve_dsym_bundle(path)?;
     let input = load::Input::open(&resolved)?;
-    dump_input(&input, opts, true)
+    let dump = dump_input(&input, opts, true);
+    input.intact()?;
+    dump.map(warn_of_deep_names)
 }
 
 /// Dumps a file held in memory, as [`dump`] dumps one on disk; `name` stands for its path
@@ -164,7 +178,25 @@ pub fn dump(path: &Path, opts: &Options) -> Result<Dump, Error> {
 /// on the bytes alone (what fuzzing and services dumping uploads need).
 pub fn dump_bytes(name: &str, bytes: Vec<u8>, opts: &Options) -> Result<Dump, Error> {
     let input = load::Input::from_bytes(PathBuf::from(name), bytes);
-    dump_input(&input, opts, false)
+    dump_input(&input, opts, false).map(warn_of_deep_names)
+}
+
+/// One warning for the names left mangled because they are longer than a compiler
+/// writes ([`demangle::too_deep`]): counted on the finished model, so that every reader
+/// that names things (symbol tables, exports, DWARF, PDB) is covered by one check.
+fn warn_of_deep_names(mut dump: Dump) -> Dump {
+    let m = &dump.module;
+    let names = m.functions.iter().map(|f| f.name.as_str());
+    let names = names.chain(m.publics.iter().map(|p| p.name.as_str()));
+    let names = names.chain(m.origins.iter().map(String::as_str));
+    let deep = names.filter(|n| demangle::too_deep(n)).count();
+    if deep > 0 {
+        dump.warnings.push(format!(
+            "{deep} name(s) left mangled: longer than any compiler writes, they could nest \
+             deeper than a demangler may safely follow"
+        ));
+    }
+    dump
 }
 
 /// Dumps `input`; `on_disk`: whether companion files are looked for beside it.
@@ -318,6 +350,9 @@ pub(crate) fn dump_object(
     module.extra_info = opts.extra_info.clone();
     if opts.cfi {
         module.cfi = unwind::extract(obj, debug_obj.as_ref(), arch, &layout, bias, &mut warnings);
+    }
+    if let Some(d) = &debug {
+        d.input.intact()?;
     }
     Ok(Dump {
         module,

@@ -2,7 +2,6 @@
 //! asks this module for sections by name and gets bytes back.
 
 use std::borrow::Cow;
-use std::fs::File;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -23,6 +22,8 @@ const MAX_DECOMPRESSION_RATIO: u64 = 256;
 /// from another file (MiniDebugInfo).
 pub struct Input {
     path: PathBuf,
+    /// Declared before `bytes`, so that the map is no longer watched when it goes.
+    watch: Option<crate::mapguard::Watch>,
     bytes: Bytes,
     /// A copy of the file with its unreadable symbol tables' section headers blanked,
     /// made only when the file cannot be parsed with them (see [`Object::parse`]).
@@ -56,26 +57,58 @@ impl Input {
                 ),
             ));
         }
-        let file = File::open(path).map_err(io)?;
+        // Non-blocking, and asked again of what was opened: the path may have become a
+        // FIFO since it was looked at (a tree being rewritten while it is walked).
+        let file = std::os::unix::fs::OpenOptionsExt::custom_flags(
+            std::fs::OpenOptions::new().read(true),
+            libc::O_NONBLOCK,
+        )
+        .open(path)
+        .map_err(io)?;
         let meta = file.metadata().map_err(io)?;
+        if !meta.is_file() {
+            return Err(Error::new(
+                path,
+                ErrorKind::NotObject(
+                    "not a regular file (it was replaced while being opened); only regular files are read".into(),
+                ),
+            ));
+        }
         if meta.len() == 0 {
             return Err(Error::new(path, ErrorKind::NotObject("empty file".into())));
         }
         // SAFETY: the map is read-only. If another process truncates the file while we
-        // read it the process may fault; every symbol dumper and debugger shares that
-        // risk, and copying whole binaries into memory would cost far more.
+        // read it, a read past its new end faults: `mapguard` turns that into zeros and
+        // a mark that `Input::intact` reports.
         let map = unsafe { Mmap::map(&file) }.map_err(io)?;
         Ok(Input {
             path: path.to_path_buf(),
+            watch: Some(crate::mapguard::Watch::new(map.as_ptr(), map.len())),
             bytes: Bytes::Mapped(map),
             patched: OnceLock::new(),
         })
+    }
+
+    /// An error when the file shrank while it was read (its missing pages read as
+    /// zeros): what was read from it must not be written.
+    pub fn intact(&self) -> Result<(), Error> {
+        if self.watch.as_ref().is_some_and(|w| w.truncated()) {
+            return Err(Error::new(
+                &self.path,
+                ErrorKind::Io(std::io::Error::new(
+                    std::io::ErrorKind::UnexpectedEof,
+                    "the file was truncated while it was being read; nothing is written from it",
+                )),
+            ));
+        }
+        Ok(())
     }
 
     /// An input held in memory; `path` names it in messages.
     pub fn from_bytes(path: PathBuf, bytes: Vec<u8>) -> Input {
         Input {
             path,
+            watch: None,
             bytes: Bytes::Owned(bytes),
             patched: OnceLock::new(),
         }

@@ -98,6 +98,17 @@ struct Cli {
     /// default: $_NT_SYMBOL_PATH)
     #[arg(long = "symbol-server", value_name = "SRV*CACHE*URL")]
     symbol_server: Vec<String>,
+    /// Give up on a symbol server after SECS without progress (no data, or under 100
+    /// bytes); as DEBUGINFOD_TIMEOUT does for debuginfod [default: 10]
+    #[arg(long = "server-timeout", value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..))]
+    server_timeout: Option<u64>,
+    /// Give up on a symbol-server download after SECS in all (DEBUGINFOD_MAXTIME's rule)
+    #[arg(long = "server-max-time", value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..))]
+    server_max_time: Option<u64>,
+    /// Refuse symbol-server files larger than BYTES (DEBUGINFOD_MAXSIZE's rule)
+    /// [default: 4 GiB]
+    #[arg(long = "server-max-size", value_name = "BYTES", value_parser = clap::value_parser!(u64).range(1..))]
+    server_max_size: Option<u64>,
     /// Do not fetch missing debug files from the debuginfod servers in DEBUGINFOD_URLS
     #[arg(long = "no-debuginfod")]
     no_debuginfod: bool,
@@ -135,9 +146,19 @@ fn main() -> ExitCode {
     };
     let symbol_path = match dumpsyms::fetch::symsrv::SymbolPath::parse(&symbol_spec) {
         Ok(p) if p.stores.is_empty() => None,
-        Ok(p) => Some(p),
+        Ok(mut p) => {
+            let limits = &mut p.limits;
+            if let Some(t) = cli.server_timeout {
+                limits.timeout = std::time::Duration::from_secs(t);
+            }
+            limits.max_time = cli.server_max_time.map(std::time::Duration::from_secs);
+            if let Some(n) = cli.server_max_size {
+                limits.max_size = n;
+            }
+            Some(p)
+        }
         Err(e) => {
-            eprintln!("dumpsyms: error: --symbol-server: {e}");
+            say(&format!("dumpsyms: error: --symbol-server: {e}"));
             return ExitCode::from(2);
         }
     };
@@ -171,7 +192,7 @@ fn main() -> ExitCode {
             match dumpsyms::architectures(input) {
                 Ok(arches) => println!("{}: {}", input.display(), arches.join(" ")),
                 Err(e) => {
-                    eprintln!("dumpsyms: error: {e}");
+                    say(&format!("dumpsyms: error: {e}"));
                     failed = true;
                 }
             }
@@ -185,21 +206,21 @@ fn main() -> ExitCode {
     if let Some(id) = &opts.debug_id
         && (id.is_empty() || id.contains(char::is_whitespace))
     {
-        eprintln!("dumpsyms: error: -b: a debug id cannot be empty or contain spaces");
+        say("dumpsyms: error: -b: a debug id cannot be empty or contain spaces");
         return ExitCode::from(2);
     }
     let uploader = match &cli.upload {
         None => None,
         Some(_) if cli.store.is_none() && cli.output.is_none() => {
-            eprintln!(
-                "dumpsyms: error: --upload sends the files written: use it with --store or --output"
+            say(
+                "dumpsyms: error: --upload sends the files written: use it with --store or --output",
             );
             return ExitCode::from(2);
         }
         Some(url) => match dumpsyms::upload::Uploader::new(url, cli.upload_protocol) {
             Ok(u) => Some(u),
             Err(e) => {
-                eprintln!("dumpsyms: error: {e}");
+                say(&format!("dumpsyms: error: {e}"));
                 return ExitCode::from(2);
             }
         },
@@ -213,7 +234,9 @@ fn main() -> ExitCode {
     let pool = match pool.build() {
         Ok(p) => p,
         Err(e) => {
-            eprintln!("dumpsyms: error: cannot start worker threads: {e}");
+            say(&format!(
+                "dumpsyms: error: cannot start worker threads: {e}"
+            ));
             return ExitCode::FAILURE;
         }
     };
@@ -222,10 +245,10 @@ fn main() -> ExitCode {
     }
     let input = &inputs[0];
     if input.is_dir() && !dumpsyms::tree::is_dsym_bundle(input) {
-        eprintln!(
+        say(&format!(
             "dumpsyms: error: {}: is a directory; to dump every object file under it, use --store DIR",
             input.display()
-        );
+        ));
         return ExitCode::FAILURE;
     }
     let report = Report::plain(&cli);
@@ -238,10 +261,16 @@ fn main() -> ExitCode {
         },
         Err(Failure::BrokenPipe) => ExitCode::SUCCESS,
         Err(Failure::Message(m)) => {
-            eprintln!("dumpsyms: error: {m}");
+            say(&format!("dumpsyms: error: {m}"));
             ExitCode::FAILURE
         }
     }
+}
+
+/// One line to stderr, with what came from an input made harmless: control characters
+/// escaped, length bounded (see [`dumpsyms::untrusted::for_terminal`]).
+fn say(line: &str) {
+    eprintln!("{}", dumpsyms::untrusted::for_terminal(line));
 }
 
 /// Messages to stderr: above the progress bar when there is one, none but errors with
@@ -268,8 +297,8 @@ impl Report {
 
     fn error(&self, line: String) {
         match &self.bar {
-            Some(bar) => bar.println(line),
-            None => eprintln!("{line}"),
+            Some(bar) => bar.println(dumpsyms::untrusted::for_terminal(&line)),
+            None => say(&line),
         }
     }
 }
@@ -319,7 +348,9 @@ fn run_store(
                 .par_iter()
                 .map(|file| {
                     if let Some(bar) = &report.bar {
-                        bar.set_message(file.display().to_string());
+                        bar.set_message(dumpsyms::untrusted::for_terminal(
+                            &file.display().to_string(),
+                        ));
                     }
                     let outcome = store_one(cli, opts, store, file, walked(file), &report);
                     if let Some(bar) = &report.bar {
@@ -347,19 +378,19 @@ fn run_store(
         .collect();
     for (dir, e) in &unreadable {
         let m = format!("{}: cannot read directory: {e}", dir.display());
-        eprintln!("dumpsyms: error: {m}");
+        say(&format!("dumpsyms: error: {m}"));
         failures.push(m);
     }
     if !cli.quiet {
-        eprintln!(
+        say(&format!(
             "dumpsyms: {dumped} dumped, {} skipped ({existing} already in the store, {companions} not modules of their own), {} failed, in {:.1} s",
             existing + companions,
             failures.len(),
             started.elapsed().as_secs_f64()
-        );
+        ));
     }
     for m in &failures {
-        eprintln!("dumpsyms: failed: {m}");
+        say(&format!("dumpsyms: failed: {m}"));
     }
     let written: Vec<PathBuf> = outcomes
         .into_iter()
@@ -420,10 +451,10 @@ fn upload(
         }
     }
     if !cli.quiet {
-        eprintln!(
+        say(&format!(
             "dumpsyms: upload to {}: {sent} sent, {there} already there, {failed} failed",
             uploader.url
-        );
+        ));
     }
     failed == 0
 }
@@ -442,6 +473,11 @@ fn store_one(
         match dumpsyms::tree::role(file) {
             dumpsyms::tree::Role::Module => {}
             dumpsyms::tree::Role::NotObject => return Stored::NotObject,
+            dumpsyms::tree::Role::Unreadable(why) => {
+                let m = format!("{}: {why}", file.display());
+                report.error(format!("dumpsyms: error: {m}"));
+                return Stored::Failed(m);
+            }
             dumpsyms::tree::Role::Companion(why) => {
                 if cli.verbose {
                     report.note(format!("dumpsyms: {}: skipped: {why}", file.display()));
@@ -467,7 +503,8 @@ fn store_one(
                 header_only: true,
                 ..o.clone()
             };
-            dump(file, &header).is_ok_and(|d| store_path(store, &d.module).is_file())
+            dump(file, &header)
+                .is_ok_and(|d| dumpsyms::store_path(store, &d.module).is_ok_and(|p| p.is_file()))
         })
     {
         return Stored::Existing;
@@ -484,15 +521,6 @@ fn store_one(
             Stored::Failed(m)
         }
     }
-}
-
-/// Where `module` goes in `store`: `<name>/<debug id>/<file>` (see
-/// [`dumpsyms::sym_file_name`]).
-fn store_path(store: &Path, module: &dumpsyms::Module) -> PathBuf {
-    store
-        .join(&module.name)
-        .join(&module.debug_id)
-        .join(dumpsyms::sym_file_name(&module.name))
 }
 
 enum Failure {
@@ -519,10 +547,13 @@ fn run_one(
         ));
     }
     for problem in &result.servers {
-        eprintln!("dumpsyms: warning: {}: {problem}", input.display());
+        say(&format!(
+            "dumpsyms: warning: {}: {problem}",
+            input.display()
+        ));
     }
     if let Some(search) = &result.no_debug_info {
-        eprintln!(
+        say(&format!(
             "dumpsyms: {}: no debug info found; looked for {}. Writing what the binary itself has: symbol-table names and unwind tables{}",
             input.display(),
             search.summary(),
@@ -531,15 +562,15 @@ fn run_one(
             } else {
                 " (-v lists every path tried)"
             }
-        );
+        ));
         if cli.verbose {
             for place in &search.tried {
-                eprintln!("dumpsyms: {}: looked in {place}", input.display());
+                say(&format!("dumpsyms: {}: looked in {place}", input.display()));
             }
         }
     }
     let module = &result.module;
-    let written = write_one(cli, module, report);
+    let written = write_one(cli, input, module, report);
     // Reported after writing: unwind records that cannot be expressed are only found
     // while they are rendered.
     let mut warnings = result.warnings.0.clone();
@@ -562,11 +593,15 @@ fn run_one(
 
 fn write_one(
     cli: &Cli,
+    input: &Path,
     module: &dumpsyms::Module,
     report: &Report,
 ) -> Result<Option<PathBuf>, Failure> {
     let target = match (&cli.store, &cli.output) {
-        (Some(dir), _) => Some(store_path(dir, module)),
+        (Some(dir), _) => Some(
+            dumpsyms::store_path(dir, module)
+                .map_err(|e| Failure::Message(format!("{}: {e}", input.display())))?,
+        ),
         (None, Some(file)) => Some(file.clone()),
         (None, None) => None,
     };

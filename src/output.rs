@@ -1,5 +1,10 @@
 //! Writing an output file atomically: into a temporary file beside it, renamed into
 //! place only once complete, so no reader ever sees a half-written symbol file.
+//!
+//! Only a regular file (or a path where nothing is yet) is replaced that way. A path
+//! that is a symbolic link is followed, so the link stays and its target gets the new
+//! contents. A device, FIFO or socket (`--output /dev/null`, `/dev/stdout`) is written
+//! through: renaming over it would, run as root, destroy `/dev/null`.
 
 use std::fs::{self, File};
 use std::io::{self, BufWriter, Write};
@@ -8,13 +13,37 @@ use std::path::{Path, PathBuf};
 /// A file being written; it appears at its path only on [`AtomicFile::commit`].
 pub struct AtomicFile {
     target: PathBuf,
-    temp: PathBuf,
+    /// `None` when writing through to a file that is not a regular one.
+    temp: Option<PathBuf>,
     writer: Option<BufWriter<File>>,
 }
+
+/// Symbolic links followed before giving up, as the kernel's own limit (`ELOOP`).
+const MAX_LINKS: usize = 40;
 
 impl AtomicFile {
     /// Starts writing `target`. Missing parent directories are created.
     pub fn create(target: &Path) -> io::Result<AtomicFile> {
+        // Asked of the kernel, through every link: `/dev/stdout` leads through
+        // `/proc/self/fd/1` to a pipe that has no path to follow by hand.
+        if let Ok(meta) = fs::metadata(target)
+            && !meta.is_file()
+        {
+            if meta.is_dir() {
+                return Err(io::Error::new(
+                    io::ErrorKind::IsADirectory,
+                    "is a directory",
+                ));
+            }
+            // A device, FIFO or socket: written through, never replaced.
+            let file = fs::OpenOptions::new().write(true).open(target)?;
+            return Ok(AtomicFile {
+                target: target.to_path_buf(),
+                temp: None,
+                writer: Some(BufWriter::with_capacity(1 << 16, file)),
+            });
+        }
+        let target = follow_links(target)?;
         let dir = match target.parent() {
             Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
             _ => PathBuf::from("."),
@@ -38,8 +67,8 @@ impl AtomicFile {
             {
                 Ok(file) => {
                     return Ok(AtomicFile {
-                        target: target.to_path_buf(),
-                        temp,
+                        target,
+                        temp: Some(temp),
                         writer: Some(BufWriter::with_capacity(1 << 16, file)),
                     });
                 }
@@ -56,14 +85,51 @@ impl AtomicFile {
             .expect("writer is present until commit")
     }
 
+    /// Where the contents are until [`AtomicFile::commit`] (the target itself when it
+    /// is written through), for checking them before they are committed.
+    pub fn written_path(&self) -> &Path {
+        self.temp.as_deref().unwrap_or(&self.target)
+    }
+
+    /// Flushes the contents to disk, so that [`AtomicFile::written_path`] can be read
+    /// back whole before committing.
+    pub fn flush(&mut self) -> io::Result<()> {
+        self.writer().flush()
+    }
+
     /// Flushes, syncs and renames the file into place.
     pub fn commit(mut self) -> io::Result<()> {
         let writer = self.writer.take().expect("commit is called once");
         let file = writer.into_inner().map_err(|e| e.into_error())?;
+        let Some(temp) = self.temp.take() else {
+            return Ok(());
+        };
         file.sync_all()?;
         drop(file);
-        fs::rename(&self.temp, &self.target)
+        fs::rename(&temp, &self.target)
     }
+}
+
+/// `path` with every symbolic link in its last component followed (relative targets
+/// against the link's directory), so that the link is kept and its target replaced.
+fn follow_links(path: &Path) -> io::Result<PathBuf> {
+    let mut path = path.to_path_buf();
+    for _ in 0..MAX_LINKS {
+        match fs::symlink_metadata(&path) {
+            Ok(m) if m.file_type().is_symlink() => {
+                let to = fs::read_link(&path)?;
+                path = match path.parent() {
+                    Some(dir) if to.is_relative() => dir.join(to),
+                    _ => to,
+                };
+            }
+            _ => return Ok(path),
+        }
+    }
+    Err(io::Error::new(
+        io::ErrorKind::InvalidInput,
+        "too many levels of symbolic links",
+    ))
 }
 
 impl Drop for AtomicFile {
@@ -71,7 +137,73 @@ impl Drop for AtomicFile {
         if self.writer.is_some() {
             // Not committed: an error happened; leave nothing behind.
             self.writer = None;
-            let _ = fs::remove_file(&self.temp);
+            if let Some(temp) = &self.temp {
+                let _ = fs::remove_file(temp);
+            }
         }
+    }
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+
+    fn scratch(name: &str) -> PathBuf {
+        let dir =
+            std::env::temp_dir().join(format!("dumpsyms-output-{name}-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    #[test]
+    fn a_link_is_kept_and_its_target_replaced() {
+        let dir = scratch("link");
+        fs::write(dir.join("real.sym"), "old").unwrap();
+        std::os::unix::fs::symlink("real.sym", dir.join("link.sym")).unwrap();
+        let mut f = AtomicFile::create(&dir.join("link.sym")).unwrap();
+        f.writer().write_all(b"new").unwrap();
+        f.commit().unwrap();
+        assert!(
+            fs::symlink_metadata(dir.join("link.sym"))
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+        assert_eq!(fs::read_to_string(dir.join("real.sym")).unwrap(), "new");
+        // A dangling link gets its target created.
+        std::os::unix::fs::symlink("made.sym", dir.join("dangling.sym")).unwrap();
+        let mut f = AtomicFile::create(&dir.join("dangling.sym")).unwrap();
+        f.writer().write_all(b"x").unwrap();
+        f.commit().unwrap();
+        assert_eq!(fs::read_to_string(dir.join("made.sym")).unwrap(), "x");
+        // A loop is an error, not a hang.
+        std::os::unix::fs::symlink("b", dir.join("a")).unwrap();
+        std::os::unix::fs::symlink("a", dir.join("b")).unwrap();
+        assert!(AtomicFile::create(&dir.join("a")).is_err());
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_device_is_written_through_not_replaced() {
+        let dir = scratch("device");
+        std::os::unix::fs::symlink("/dev/null", dir.join("null")).unwrap();
+        let mut f = AtomicFile::create(&dir.join("null")).unwrap();
+        f.writer().write_all(b"x").unwrap();
+        f.commit().unwrap();
+        assert!(
+            fs::symlink_metadata(dir.join("null"))
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+        fs::remove_dir_all(&dir).unwrap();
+        let mut f = AtomicFile::create(Path::new("/dev/null")).unwrap();
+        f.writer().write_all(b"MODULE Linux x86_64 0 a\n").unwrap();
+        f.commit().unwrap();
+        let meta = fs::metadata("/dev/null").unwrap();
+        assert!(std::os::unix::fs::FileTypeExt::is_char_device(
+            &meta.file_type()
+        ));
     }
 }

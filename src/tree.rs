@@ -19,6 +19,9 @@ pub enum Role {
     NotObject,
     /// An object file that is not dumped on its own, and why.
     Companion(&'static str),
+    /// A file that cannot be read (permissions), or is no longer a regular file: a
+    /// failure of the run, never passed over silently.
+    Unreadable(String),
 }
 
 /// The regular files under `paths`, walked recursively in name order (so the order is
@@ -83,6 +86,27 @@ fn looks_like_object(head: &[u8]) -> bool {
     )
 }
 
+/// Reads the first bytes of `path` into `head`: false when the file is shorter. Opened
+/// without blocking and checked again once open: the walk listed a regular file, but
+/// it may have been replaced by a FIFO since, whose open would wait for a writer.
+fn read_head(path: &Path, head: &mut [u8]) -> std::io::Result<bool> {
+    let mut file = std::os::unix::fs::OpenOptionsExt::custom_flags(
+        std::fs::OpenOptions::new().read(true),
+        libc::O_NONBLOCK,
+    )
+    .open(path)?;
+    if !file.metadata()?.is_file() {
+        return Err(std::io::Error::other(
+            "no longer a regular file (replaced while the tree was walked)",
+        ));
+    }
+    match std::io::Read::read_exact(&mut file, head) {
+        Ok(()) => Ok(true),
+        Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => Ok(false),
+        Err(e) => Err(e),
+    }
+}
+
 fn is_pdb_file(path: &Path) -> bool {
     Input::open(path).is_ok_and(|i| crate::pdb::is_pdb(i.bytes()))
 }
@@ -91,12 +115,14 @@ fn is_pdb_file(path: &Path) -> bool {
 /// dump then says what is wrong with them.
 pub fn role(path: &Path) -> Role {
     let mut head = [0u8; 4];
-    let read =
-        std::fs::File::open(path).and_then(|mut f| std::io::Read::read_exact(&mut f, &mut head));
-    if read.is_ok() && head == *b"Micr" && is_pdb_file(path) {
+    let read = match read_head(path, &mut head) {
+        Ok(read) => read,
+        Err(e) => return Role::Unreadable(format!("cannot read: {e}")),
+    };
+    if read && head == *b"Micr" && is_pdb_file(path) {
         return Role::Companion("a PDB: read through its image");
     }
-    if read.is_err() || !looks_like_object(&head) {
+    if !read || !looks_like_object(&head) {
         return Role::NotObject;
     }
     let Ok(input) = Input::open(path) else {

@@ -17,6 +17,8 @@ struct PdbSearch {
     tried: Vec<String>,
     /// A PDB of the right name but another id, with that id.
     mismatch: Option<(PathBuf, String)>,
+    /// Files of the right name that could not be read, and why.
+    unusable: Vec<String>,
     servers: Vec<String>,
 }
 
@@ -40,7 +42,9 @@ pub(crate) fn dump_pe(
     let mut servers = std::mem::take(&mut search.servers);
     if let Some(path) = pdb_path {
         let input = Input::open(&path)?;
-        return with_pdb(obj, identity, &input, opts, warnings, servers);
+        let dump = with_pdb(obj, identity, &input, opts, warnings, servers);
+        input.intact()?;
+        return dump;
     }
     if let (Some((path, found)), Some(want)) = (&search.mismatch, &facts.pdb) {
         return Err(mismatch(obj.path, path, want, found));
@@ -53,12 +57,13 @@ pub(crate) fn dump_pe(
     {
         dump.no_debug_info = Some(crate::debugfile::Search {
             tried: search.tried,
+            unusable: search.unusable,
             pdb: Some(format!("{} {}", want.file_name(), want.debug_id())),
             ..Default::default()
         });
     }
     dump.servers.append(&mut servers);
-    add_exports(obj, &mut dump.module);
+    add_exports(obj, &mut dump.module, &mut dump.warnings);
     Ok(dump)
 }
 
@@ -95,7 +100,9 @@ fn find_pdb(
         return Ok(Some(given.clone()));
     }
     let name = want.file_name();
-    if name.is_empty() {
+    // Joined to directories below: `..` or a separator would look outside them.
+    if let Err(why) = crate::untrusted::path_component(name, "the PDB name in the image") {
+        search.tried.push(format!("nowhere: {why}"));
         return Ok(None);
     }
     let mut candidates: Vec<PathBuf> = Vec::new();
@@ -120,11 +127,21 @@ fn find_pdb(
             Ok(id) => {
                 search.mismatch.get_or_insert((c, id.debug_id()));
             }
-            Err(_) => {}
+            // Found but unusable: said as such, not left to read as "not found".
+            Err(e) => search.unusable.push(format!(
+                "{} but it cannot be read ({})",
+                e.path.display(),
+                e.kind
+            )),
         }
     }
     if let Some(symbols) = &opts.symbol_path {
-        let found = symbols.find(name, &want_id);
+        let verify = |p: &Path| match id_of(p) {
+            Ok(id) if id.debug_id() == want_id => Ok(()),
+            Ok(id) => Err(format!("wrong build: the file's id is {}", id.debug_id())),
+            Err(e) => Err(e.kind.to_string()),
+        };
+        let found = symbols.find(name, &want_id, &verify);
         search.tried.extend(found.asked);
         search.servers.extend(found.problems);
         if let Some(p) = found.path {
@@ -305,7 +322,11 @@ pub(crate) fn dump_pdb(input: &Input, opts: &Options, on_disk: bool) -> Result<D
 
 /// PUBLIC records for exported functions no FUNC or PUBLIC covers (a PE without debug
 /// information still names its entry points).
-fn add_exports(obj: &Object, module: &mut Module) {
+///
+/// The names written count against the file's [`Allowance`](crate::untrusted::Allowance):
+/// each export's name is its own string in a real image, but a crafted one pointed 4,096
+/// exports at one 60 KB string (246 MB of PUBLIC records from 100 KB).
+fn add_exports(obj: &Object, module: &mut Module, warnings: &mut Warnings) {
     use object::Object as _;
     let Ok(exports) = obj.file.exports() else {
         return;
@@ -313,6 +334,10 @@ fn add_exports(obj: &Object, module: &mut Module) {
     let layout = identity::layout(obj);
     let bias = module.bias;
     let mut added = false;
+    let mut allowance = crate::untrusted::Allowance::for_input(obj.input.bytes().len());
+    let existing: std::collections::HashSet<u64> =
+        module.publics.iter().map(|p| p.address).collect();
+    let mut seen = std::collections::HashSet::new();
     for e in exports.flatten() {
         let object::read::NameOrOrdinal::Name(raw) = e.name() else {
             continue;
@@ -321,7 +346,12 @@ fn add_exports(obj: &Object, module: &mut Module) {
             continue;
         };
         let address = va.wrapping_sub(bias);
-        if layout.code_span_end(va).is_none() || module.covers(address) {
+        if layout.code_span_end(va).is_none()
+            || module.covers(address)
+            || existing.contains(&address)
+            || seen.contains(&address)
+            || !allowance.take(raw.len())
+        {
             continue;
         }
         let Some(name) = crate::demangle::sanitize(&crate::demangle::demangle(
@@ -330,9 +360,7 @@ fn add_exports(obj: &Object, module: &mut Module) {
         )) else {
             continue;
         };
-        if module.publics.iter().any(|p| p.address == address) {
-            continue;
-        }
+        seen.insert(address);
         module.publics.push(crate::module::Public {
             address,
             name,
@@ -340,6 +368,13 @@ fn add_exports(obj: &Object, module: &mut Module) {
             param_size: 0,
         });
         added = true;
+    }
+    if allowance.cut > 0 {
+        warnings.push(format!(
+            "export table: {} export(s) left out: their names add up to more than 16 times \
+             the file (one name shared by many exports)",
+            allowance.cut
+        ));
     }
     if added {
         // By address, as the model keeps them.

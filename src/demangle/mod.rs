@@ -22,10 +22,75 @@ pub enum Lang {
 /// the parameter list, like Breakpad's dumper). C++ names are read by GNU's demangler
 /// where the platform's C++ runtime has it (glibc Linux), so that they read as `c++filt`
 /// and Breakpad show them, else (and for what GNU's rejects) by cpp_demangle. Names that
-/// are not mangled, or that no demangler accepts, come back unchanged.
+/// are not mangled, that no demangler accepts, or that nest deeper than a demangler may
+/// go ([`too_deep`]) come back unchanged.
+///
+/// Every demangler here recurses once per level of nesting in the name, and a crafted
+/// name (4,000 nested template arguments, a 21,000-long pointer chain) overflowed the
+/// stack, which aborts the process. Each runs on a stack grown to what its input can
+/// need ([`stack_for`]), whatever thread calls, so a library caller's small thread is
+/// as safe as the CLI's workers.
 pub fn demangle(raw: &str, lang: Lang) -> String {
+    if too_deep(raw) {
+        return raw.to_string();
+    }
+    let need = stack_for(raw);
+    stacker::maybe_grow(need, need, || demangle_unbounded(raw, lang))
+}
+
+/// Longest MSVC decorated name read. The compiler itself never writes a longer one (it
+/// replaces it by a hash, `??@…@`), and within it the nesting is what the stack
+/// allowance below covers.
+const MSVC_MAX_LEN: usize = 4096;
+
+/// Longest Itanium or Rust name read: beyond it, names are crafted, not compiled (the
+/// longest in ceph-osd, a heavy template user, is 5,200 bytes).
+const MAX_LEN: usize = 64 << 10;
+
+/// True for a mangled name no demangler is given, because it is longer than any
+/// compiler writes (and could nest deep enough to exhaust any stack): it stays raw, and
+/// the dump says how many did ([`crate::Dump::warnings`]).
+pub fn too_deep(raw: &str) -> bool {
+    if raw.starts_with('?') {
+        raw.len() > MSVC_MAX_LEN
+    } else if raw.starts_with("_Z") || raw.starts_with("_R") || raw.starts_with("@_Z") {
+        raw.len() > MAX_LEN
+    } else {
+        false
+    }
+}
+
+/// The stack a demangler may need for `raw`: each byte of a name opens at most one
+/// level, and a level costs the MSVC demangler up to ~5 KiB of stack in an unoptimized
+/// build (measured: a pointer chain of 200 levels overflowed 2 MiB), GNU's ~72 bytes
+/// of arrays per byte plus its 2,048 levels, cpp_demangle its 128 (it stops there), and
+/// rustc-demangle its 500.
+fn stack_for(raw: &str) -> usize {
+    let per_byte = if cfg!(debug_assertions) {
+        8 << 10
+    } else {
+        2 << 10
+    };
+    let msvc = if raw.starts_with('?') {
+        raw.len() * per_byte
+    } else {
+        0
+    };
+    let itanium = if cfg!(debug_assertions) {
+        32 << 20
+    } else {
+        8 << 20
+    };
+    (if raw.starts_with('?') {
+        msvc
+    } else {
+        raw.len() * 128 + itanium
+    }) + (256 << 10)
+}
+
+fn demangle_unbounded(raw: &str, lang: Lang) -> String {
     if let Some(inner) = strip_x86_decoration(raw) {
-        return demangle(inner, lang);
+        return demangle_unbounded(inner, lang);
     }
     if (raw.starts_with("_R") || (raw.starts_with("_ZN") && lang == Lang::Rust))
         && let Ok(d) = rustc_demangle::try_demangle(raw)
@@ -53,6 +118,7 @@ pub fn demangle(raw: &str, lang: Lang) -> String {
     if let Some(d) = gnu::demangle(raw) {
         return d;
     }
+    // cpp_demangle bounds its own nesting (96 levels parsing, 128 printing).
     if let Ok(sym) = cpp_demangle::Symbol::new(raw.as_bytes())
         && let Ok(s) = sym.demangle()
     {

@@ -10,7 +10,7 @@ mod names;
 mod resolve;
 mod split;
 mod stream;
-mod sup;
+pub(crate) mod sup;
 mod unit;
 
 pub(crate) use stream::split_streamed;

@@ -45,7 +45,7 @@ pub(crate) fn parse_debugaltlink(data: &[u8]) -> Option<AltLink> {
 /// The `.debug_sup` of `obj` if its is_supplementary flag is `supplementary`: in a file
 /// that uses a supplement, the supplement's name and checksum; in the supplement itself,
 /// its own checksum (which dwz writes instead of a build ID).
-fn debug_sup(obj: &Object, supplementary: bool) -> Option<AltLink> {
+pub(crate) fn debug_sup(obj: &Object, supplementary: bool) -> Option<AltLink> {
     let data = obj.file.section_by_name(".debug_sup")?.data().ok()?;
     parse_debug_sup(data, supplementary)
 }

@@ -2,9 +2,10 @@
 //! from the servers in `DEBUGINFOD_URLS`, cached the way elfutils' own client caches them
 //! (`<cache>/<hex>/debuginfo`), so that gdb, perf and dumpsyms share one cache.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use super::Limits;
 use super::http::{self, Download};
 
 /// Where and how to fetch.
@@ -14,8 +15,8 @@ pub struct Debuginfod {
     pub servers: Vec<String>,
     /// The cache directory.
     pub cache: PathBuf,
-    /// Per request: connecting and each read.
-    pub timeout: Duration,
+    /// How long and how much a download may take.
+    pub limits: Limits,
     /// Further attempts after a failure that may pass (5xx, network).
     pub retries: u32,
 }
@@ -34,7 +35,9 @@ impl Debuginfod {
     /// The client `DEBUGINFOD_URLS` configures, as elfutils reads it: space-separated
     /// URLs; `None` when unset or empty. `DEBUGINFOD_CACHE_PATH`, else
     /// `$XDG_CACHE_HOME/debuginfod_client`, else `~/.cache/debuginfod_client`;
-    /// `DEBUGINFOD_TIMEOUT` in seconds (default 90, as elfutils').
+    /// `DEBUGINFOD_TIMEOUT` (seconds without progress; default 10, where elfutils waits
+    /// 90), `DEBUGINFOD_MAXTIME` (seconds for a whole download) and
+    /// `DEBUGINFOD_MAXSIZE` (bytes; default 4 GiB) as elfutils reads them.
     pub fn from_env() -> Option<Debuginfod> {
         let var = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
         let servers: Vec<String> = var("DEBUGINFOD_URLS")?
@@ -53,14 +56,23 @@ impl Debuginfod {
                     .join("debuginfod_client"),
             },
         };
-        let timeout = var("DEBUGINFOD_TIMEOUT")
-            .and_then(|t| t.trim().parse::<u64>().ok())
-            .filter(|&t| t > 0)
-            .unwrap_or(90);
+        let number = |name: &str| {
+            var(name)
+                .and_then(|t| t.trim().parse::<u64>().ok())
+                .filter(|&t| t > 0)
+        };
+        let mut limits = Limits::default();
+        if let Some(t) = number("DEBUGINFOD_TIMEOUT") {
+            limits.timeout = Duration::from_secs(t);
+        }
+        limits.max_time = number("DEBUGINFOD_MAXTIME").map(Duration::from_secs);
+        if let Some(n) = number("DEBUGINFOD_MAXSIZE") {
+            limits.max_size = n;
+        }
         Some(Debuginfod {
             servers,
             cache,
-            timeout: Duration::from_secs(timeout),
+            limits,
             retries: 2,
         })
     }
@@ -73,16 +85,16 @@ impl Debuginfod {
         let cached = self.cache.join(&hex).join("debuginfo");
         out.asked
             .push(format!("debuginfod cache {}", cached.display()));
-        if cached.metadata().is_ok_and(|m| m.is_file() && m.len() > 0) {
+        let verify = |path: &Path| has_build_id(path, build_id);
+        if http::cached_is_good(&cached, &verify) {
             out.path = Some(cached);
             return out;
         }
-        let agent = http::agent(self.timeout);
         for server in &self.servers {
             let url = format!("{server}/buildid/{hex}/debuginfo");
             out.asked.push(url.clone());
             let what = format!("debuginfod server {server}");
-            match http::download(&agent, self.retries, &url, &cached, &what) {
+            match http::download(&self.limits, self.retries, &url, &cached, &what, &verify) {
                 Download::Saved => {
                     out.path = Some(cached);
                     return out;
@@ -94,4 +106,22 @@ impl Debuginfod {
         }
         out
     }
+}
+
+/// Whether the file at `path` is an object file with build ID `want` (in its note, or
+/// in the `.debug_sup` section of a DWARF 5 supplementary file): what a debuginfod
+/// server must send for `/buildid/<want>/debuginfo`.
+fn has_build_id(path: &Path, want: &[u8]) -> Result<(), String> {
+    let input = crate::load::Input::open(path).map_err(|e| e.kind.to_string())?;
+    let obj = crate::load::Object::parse_any(&input).map_err(|e| e.kind.to_string())?;
+    let own = crate::identity::build_id(&obj);
+    let sup = crate::dwarf::sup::debug_sup(&obj, true);
+    if own == Some(want) || sup.as_ref().is_some_and(|s| s.build_id == want) {
+        return Ok(());
+    }
+    let hex = |id: &[u8]| crate::identity::hex_upper(id).to_lowercase();
+    Err(match own {
+        Some(id) => format!("wrong build: the file's build ID is {}", hex(id)),
+        None => "the file has no build ID".to_string(),
+    })
 }

@@ -5,3 +5,41 @@
 pub mod debuginfod;
 pub(crate) mod http;
 pub mod symsrv;
+
+use std::time::Duration;
+
+/// How long and how much one download may take, with elfutils' meanings
+/// (`DEBUGINFOD_TIMEOUT`, `DEBUGINFOD_MAXTIME`, `DEBUGINFOD_MAXSIZE`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Without progress: no answer, or less than [`MIN_PROGRESS`] bytes, in this long
+    /// gives up on the server (and is not retried: it would only cost as much again).
+    pub timeout: Duration,
+    /// The whole download, when set.
+    pub max_time: Option<Duration>,
+    /// The file's size: a larger one is refused (by its `Content-Length` before any of
+    /// it is read, else when it grows past it).
+    pub max_size: u64,
+}
+
+/// Bytes a server must send per [`Limits::timeout`] to count as making progress: as
+/// elfutils' client sets curl's low-speed limit (a trickle of a byte every half second
+/// otherwise holds a run for as long as the server likes).
+pub const MIN_PROGRESS: u64 = 100;
+
+/// Connecting gives up after this long (or the timeout, if shorter): a server that does
+/// not even accept the connection is not coming back in the next minute.
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+
+impl Default for Limits {
+    /// 10 s without progress (elfutils waits 90 s, which, with retries, kept a run
+    /// waiting 4.5 minutes on a dead server), no limit on the whole time, 4 GiB: more
+    /// than the largest debug files and PDBs of real products.
+    fn default() -> Self {
+        Limits {
+            timeout: Duration::from_secs(10),
+            max_time: None,
+            max_size: 4 << 30,
+        }
+    }
+}

@@ -4,9 +4,9 @@
 //! entry's first local store, so that each is downloaded once.
 
 use std::path::PathBuf;
-use std::time::Duration;
 
-use super::http::{self, Download};
+use super::Limits;
+use super::http::{self, Download, Verify};
 
 /// One `;`-separated element of a symbol path.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -22,8 +22,8 @@ pub enum Store {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SymbolPath {
     pub stores: Vec<Store>,
-    /// Per request: connecting and each read.
-    pub timeout: Duration,
+    /// How long and how much a download may take (`--server-timeout` and the like).
+    pub limits: Limits,
 }
 
 /// What a lookup did.
@@ -77,16 +77,22 @@ impl SymbolPath {
         }
         Ok(SymbolPath {
             stores,
-            timeout: Duration::from_secs(60),
+            limits: Limits::default(),
         })
     }
 
     /// The file `name` with debug id `id` (`<GUID><age>`): from a local store, else from
-    /// the first server that has it (then cached).
-    pub fn find(&self, name: &str, id: &str) -> Found {
+    /// the first server that has it (then cached). `verify` says whether a file is the
+    /// one asked for: a fetched file is cached only when it is, and a cached one that is
+    /// not is removed and fetched again.
+    pub fn find(&self, name: &str, id: &str, verify: Verify) -> Found {
         let mut out = Found::default();
-        if name.is_empty() || name.contains(['/', '\\']) || name == ".." {
-            return out;
+        // Both come from the image and become paths in the caches.
+        for (part, what) in [(name, "PDB name"), (id, "debug id")] {
+            if let Err(e) = crate::untrusted::path_component(part, what) {
+                out.problems.push(e);
+                return out;
+            }
         }
         let in_dir = |dir: &PathBuf, out: &mut Found| -> Option<PathBuf> {
             for candidate in [dir.join(name).join(id).join(name), dir.join(name)] {
@@ -103,7 +109,12 @@ impl SymbolPath {
                 Store::Server { caches, url } => (caches.as_slice(), Some(url)),
             };
             for dir in caches {
-                if let Some(p) = in_dir(dir, &mut out) {
+                // A server's cache holds only what was verified; a file there that is not
+                // the one asked for is passed over (and, at the download target, removed
+                // below). A plain store is the user's: its files are judged by the caller.
+                if let Some(p) = in_dir(dir, &mut out)
+                    && (url.is_none() || verify(&p).is_ok())
+                {
                     out.path = Some(p);
                     return out;
                 }
@@ -115,9 +126,12 @@ impl SymbolPath {
                 Some(c) => c.join(name).join(id).join(name),
                 None => default_cache().join(name).join(id).join(name),
             };
-            let agent = http::agent(self.timeout);
+            if http::cached_is_good(&target, verify) {
+                out.path = Some(target);
+                return out;
+            }
             let what = format!("symbol server {url}");
-            match http::download(&agent, 2, &full, &target, &what) {
+            match http::download(&self.limits, 2, &full, &target, &what, verify) {
                 Download::Saved => {
                     out.path = Some(target);
                     return out;

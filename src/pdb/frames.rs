@@ -7,12 +7,16 @@ use crate::error::Warnings;
 use crate::unwind::stack_win::StackWin;
 
 /// The frame data records Breakpad's processor reads (FPO and `FrameData`), by RVA,
-/// without duplicates.
+/// without duplicates. Program strings count against the file's
+/// [`Allowance`](crate::untrusted::Allowance): 10,000 records naming one 60 KB program
+/// were 572 MB of STACK WIN from 463 KB.
 pub(super) fn extract(
     pdb: &mut Pdb<'_>,
     address_map: &pdb::AddressMap<'_>,
+    input_len: usize,
     warnings: &mut Warnings,
 ) -> Vec<StackWin> {
+    let mut allowance = crate::untrusted::Allowance::for_input(input_len);
     let table = match pdb.frame_table() {
         Ok(t) => t,
         Err(e) => {
@@ -50,11 +54,14 @@ pub(super) fn extract(
                     .and_then(|s| s.get(r).ok())
                     .map(|s| s.to_string().into_owned())
                     .and_then(|s| crate::demangle::sanitize(s.trim()));
-                if text.is_none() {
+                let Some(text) = text else {
                     unnamed_programs += 1;
                     continue;
+                };
+                if !allowance.take(text.len()) {
+                    continue;
                 }
-                text
+                Some(text)
             }
             _ => None,
         };
@@ -71,6 +78,13 @@ pub(super) fn extract(
             program,
             allocates_base_pointer: frame.uses_base_pointer,
         });
+    }
+    if allowance.cut > 0 {
+        warnings.push(format!(
+            "PDB frame data: {} records left out: their program strings add up to more than \
+             16 times the file (one string shared by many records)",
+            allowance.cut
+        ));
     }
     if unnamed_programs > 0 {
         warnings.push(format!(

@@ -8,6 +8,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
+use std::rc::Rc;
 use std::sync::Arc;
 
 use pdb::FallibleIterator as _;
@@ -107,7 +108,14 @@ pub(super) fn extract(
     let strings = super::contain::contained(|| pdb.string_table().ok())
         .ok()
         .flatten();
-    Ok(merge(results, strings.as_ref(), &names, warnings))
+    let mut allowance = crate::untrusted::Allowance::for_input(bytes.len());
+    Ok(merge(
+        results,
+        strings.as_ref(),
+        &names,
+        &mut allowance,
+        warnings,
+    ))
 }
 
 /// Reads modules `first..end` with a view of the file of its own.
@@ -195,6 +203,9 @@ fn read_module(
         program: program.as_ref(),
         file_slots: HashMap::new(),
         origin_slots: HashMap::new(),
+        rows: HashMap::new(),
+        row_allowance: MIN_ROW_ALLOWANCE,
+        rows_cut: 0,
         out: &mut out,
     };
     let mut symbols = match info.symbols() {
@@ -253,13 +264,26 @@ fn read_module(
     if let Some(done) = current.take() {
         cx.finish(done);
     }
+    let rows_cut = cx.rows_cut;
     if bad_sites > 0 {
         out.warnings.push(format!(
             "PDB module {name}: {bad_sites} inline sites without line information left out"
         ));
     }
+    if rows_cut > 0 {
+        out.warnings.push(format!(
+            "PDB module {name}: {rows_cut} line rows left out: its procedures claim more \
+             than twice the rows its line table has (procedures sharing one address)"
+        ));
+    }
     out
 }
+
+/// A line row as read: address, length, line, file.
+type RawRow = (u64, Option<u32>, u32, pdb::FileIndex);
+
+/// Line records a module may give beyond twice the rows it reads (as DWARF units may).
+const MIN_ROW_ALLOWANCE: u64 = 65_536;
 
 /// A procedure being read: its rows and the inline sites seen so far.
 struct Proc {
@@ -292,12 +316,43 @@ struct ModuleCx<'c, 'm, 'p> {
     file_slots: HashMap<u32, u32>,
     /// IPI index -> name slot.
     origin_slots: HashMap<u32, u32>,
+    /// The line rows of a symbol's offset, by address: read once per offset. 8,000
+    /// procedures at one offset with 60,000 rows read them all 8,000 times (> 30 s).
+    rows: HashMap<(u16, u32), Rc<[RawRow]>>,
+    /// Line records this module may still give: twice the rows read, plus
+    /// [`MIN_ROW_ALLOWANCE`]. Real procedures share no rows, so only a crafted module
+    /// reaches it.
+    row_allowance: u64,
+    rows_cut: u64,
     out: &'c mut ModuleResult,
 }
 
 impl ModuleCx<'_, '_, '_> {
     fn rva(&self, offset: pdb::PdbInternalSectionOffset) -> Option<u64> {
         offset.to_rva(self.address_map).map(|r| u64::from(r.0))
+    }
+
+    /// The line rows of the symbol at `offset`, by address (stable: the row a later one
+    /// ends), read once.
+    fn rows_at(&mut self, offset: pdb::PdbInternalSectionOffset) -> Rc<[RawRow]> {
+        let key = (offset.section, offset.offset);
+        if let Some(rows) = self.rows.get(&key) {
+            return Rc::clone(rows);
+        }
+        let mut raw: Vec<RawRow> = Vec::new();
+        if let Some(program) = self.program {
+            let mut lines = program.lines_for_symbol(offset);
+            while let Ok(Some(l)) = lines.next() {
+                if let Some(a) = self.rva(l.offset) {
+                    raw.push((a, l.length, l.line_start, l.file_index));
+                }
+            }
+        }
+        raw.sort_by_key(|r| r.0);
+        self.row_allowance = self.row_allowance.saturating_add(2 * raw.len() as u64);
+        let rows: Rc<[RawRow]> = Rc::from(raw);
+        self.rows.insert(key, Rc::clone(&rows));
+        rows
     }
 
     fn file_slot(&mut self, index: pdb::FileIndex) -> Option<u32> {
@@ -327,19 +382,16 @@ impl ModuleCx<'_, '_, '_> {
             return None;
         }
         let end = start + u64::from(p.len);
-        let mut raw: Vec<(u64, Option<u32>, u32, pdb::FileIndex)> = Vec::new();
-        if let Some(program) = self.program {
-            let mut lines = program.lines_for_symbol(p.offset);
-            while let Ok(Some(l)) = lines.next() {
-                if let Some(a) = self.rva(l.offset) {
-                    raw.push((a, l.length, l.line_start, l.file_index));
-                }
-            }
-        }
-        // By address: the row a later one ends.
-        raw.sort_by_key(|r| r.0);
+        let raw = self.rows_at(p.offset);
+        // Only the rows inside the procedure: those before and after it give nothing.
+        let raw = &raw[raw.partition_point(|r| r.0 < start)..];
+        let raw = &raw[..raw.partition_point(|r| r.0 < end)];
         let mut lines = Vec::with_capacity(raw.len());
         for (i, &(a, len, line, file)) in raw.iter().enumerate() {
+            if self.row_allowance == 0 {
+                self.rows_cut += (raw.len() - i) as u64;
+                break;
+            }
             let next = raw.get(i + 1).map_or(end, |r| r.0).min(end);
             let stop = len
                 .map_or(next, |l| a.saturating_add(u64::from(l)))
@@ -350,6 +402,7 @@ impl ModuleCx<'_, '_, '_> {
             let Some(slot) = self.file_slot(file) else {
                 continue;
             };
+            self.row_allowance -= 1;
             lines.push((a, stop, line, slot));
         }
         Some(Proc {
@@ -511,13 +564,19 @@ fn overlay(map: &mut BTreeMap<u64, (u64, u32, u32)>, s: u64, e: u64, line: u32, 
 }
 
 /// Joins the modules' results in module order, naming files and inline origins.
+///
+/// File and origin names count against `allowance`: a crafted string table names 10,000
+/// files by suffixes of one 60 KB string, an IPI 4,000 functions in one 60 KB scope.
+/// Past it, a file or origin is written under one shared placeholder name.
 fn merge(
     results: Vec<ModuleResult>,
     strings: Option<&pdb::StringTable<'_>>,
     names: &names::InlineeNames,
+    allowance: &mut crate::untrusted::Allowance,
     warnings: &mut Warnings,
 ) -> DebugInfo {
     let mut out = DebugInfo::default();
+    let (mut unnamed_file, mut unnamed_origin) = (None, None);
     let mut file_ids: HashMap<u32, u32> = HashMap::new();
     let mut origin_ids: HashMap<u32, u32> = HashMap::new();
     for (ui, r) in results.into_iter().enumerate() {
@@ -535,6 +594,12 @@ fn merge(
                         .and_then(|s| s.get(pdb::StringRef(offset)).ok())
                         .and_then(|n| crate::demangle::sanitize(&n.to_string()))
                         .unwrap_or_else(|| "<unknown>".into());
+                    if !allowance.take(name.len()) {
+                        return *unnamed_file.get_or_insert_with(|| {
+                            out.files.push(LEFT_OUT.into());
+                            (out.files.len() - 1) as u32
+                        });
+                    }
                     out.files.push(name);
                     (out.files.len() - 1) as u32
                 })
@@ -545,7 +610,14 @@ fn merge(
             .iter()
             .map(|&index| {
                 *origin_ids.entry(index).or_insert_with(|| {
-                    out.origins.push(Arc::from(names.name(index)));
+                    let name = names.name(index);
+                    if !allowance.take(name.len()) {
+                        return *unnamed_origin.get_or_insert_with(|| {
+                            out.origins.push(Arc::from(LEFT_OUT));
+                            (out.origins.len() - 1) as u32
+                        });
+                    }
+                    out.origins.push(Arc::from(name));
                     (out.origins.len() - 1) as u32
                 })
             })
@@ -566,8 +638,18 @@ fn merge(
             origins,
         });
     }
+    if allowance.cut > 0 {
+        warnings.push(format!(
+            "PDB: {} file and inline function names written as {LEFT_OUT:?}: together they \
+             are more than 16 times the file (strings shared by many records)",
+            allowance.cut
+        ));
+    }
     out
 }
+
+/// The name of files and inline functions past the allowance.
+const LEFT_OUT: &str = "<name left out>";
 
 #[cfg(test)]
 mod tests {

@@ -8,6 +8,7 @@
 mod contain;
 mod frames;
 mod functions;
+mod msf;
 mod names;
 
 use std::io::Cursor;
@@ -68,11 +69,30 @@ pub struct PdbOptions {
 }
 
 fn corrupt(path: &Path, what: &str, e: pdb::Error) -> Error {
-    Error::new(path, ErrorKind::Corrupt(format!("PDB {what}: {e}")))
+    Error::new(
+        path,
+        ErrorKind::Corrupt(format!("PDB {what}: {}", describe(&e))),
+    )
+}
+
+/// A `pdb` crate error as a reader can act on it: its own words for most, but a stream
+/// that ends early is the file being truncated or damaged, not "UnexpectedEof", and a
+/// failed read of the (mapped, whole) file can only be one past its end.
+pub(crate) fn describe(e: &pdb::Error) -> String {
+    match e {
+        pdb::Error::UnexpectedEof => "truncated or damaged: a stream ends early".into(),
+        pdb::Error::IoError(io) if io.kind() == std::io::ErrorKind::UnexpectedEof => {
+            "truncated: a page lies past the end of the file".into()
+        }
+        pdb::Error::UnrecognizedFileFormat => "not a PDB (MSF 7.00) file".into(),
+        e => e.to_string(),
+    }
 }
 
 /// Opens the PDB in `bytes`.
 pub(crate) fn open<'a>(path: &Path, bytes: &'a [u8]) -> Result<Pdb<'a>, Error> {
+    msf::check(bytes)
+        .map_err(|why| Error::new(path, ErrorKind::Corrupt(format!("PDB container: {why}"))))?;
     pdb::PDB::open(Cursor::new(bytes)).map_err(|e| corrupt(path, "container", e))
 }
 
@@ -132,7 +152,7 @@ fn extract_unguarded(
     let mut pdb = open(path, bytes)?;
     let address_map = pdb
         .address_map()
-        .map_err(|e| corrupt(path, "section headers", e))?;
+        .map_err(|e| corrupt(path, "DBI stream (its section headers)", e))?;
     let x86 = opts.x86;
     let info = functions::extract(path, bytes, opts.inlines, warnings)?;
     let mut w = Warnings::default();
@@ -142,12 +162,11 @@ fn extract_unguarded(
             Vec::new()
         });
     let frames = if opts.frames {
-        contain::contained(|| frames::extract(&mut pdb, &address_map, &mut w)).unwrap_or_else(
-            |why| {
+        contain::contained(|| frames::extract(&mut pdb, &address_map, bytes.len(), &mut w))
+            .unwrap_or_else(|why| {
                 warnings.push(format!("PDB frame data: {why}; no STACK WIN records"));
                 Vec::new()
-            },
-        )
+            })
     } else {
         Vec::new()
     };

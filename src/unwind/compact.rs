@@ -70,6 +70,14 @@ pub fn entries(data: &[u8], image_base: u64) -> Result<Vec<CompactEntry>, String
         if !pages.insert(page) {
             continue;
         }
+        // Pages may not share entries: at 4 bytes the smallest, a section holds at most
+        // a quarter of its size in entries. 4,000 pages at distinct but overlapping
+        // offsets, each claiming 65,535 entries, made 614 KB into 2.1 GB.
+        if found.len() > data.len() / 4 {
+            return Err(bad(
+                "second-level pages overlap: more entries than the section holds",
+            ));
+        }
         match u32_at(data, page) {
             Some(2) => {
                 // Regular page: (function offset, encoding) pairs.

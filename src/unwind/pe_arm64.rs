@@ -9,7 +9,8 @@
 //! codes then in force, as `RtlVirtualUnwind` reads them. Packed entries describe the
 //! canonical prologue the format defines; it is expanded into the same codes.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
+use std::rc::Rc;
 
 use super::pe_x64::Image;
 
@@ -86,7 +87,9 @@ struct Record {
     /// The function starts with the prologue (not a fragment starting in the body).
     in_prologue: bool,
     /// `(start offset in bytes, codes)`, by offset.
-    epilogues: Vec<(u32, Vec<Op>)>,
+    /// Scopes that start at the same code index share their codes: a crafted record
+    /// lists 65,535 of them, which decoded one by one held 1.85 GB.
+    epilogues: Vec<(u32, Rc<[Op]>)>,
 }
 
 use super::rows::{Key, Row, Value};
@@ -104,17 +107,27 @@ pub(crate) fn rows(image: &Image, e: &Entry) -> Result<(u32, Vec<Row>), String> 
     }
     let body = render(&state(&record.prologue)?);
     let mut out: Vec<Row> = Vec::new();
-    let push = |at: u32, rules: Vec<(Key, Value)>, out: &mut Vec<Row>| {
+    // The rules are worked out only for a row that is kept: a crafted record lists
+    // 65,535 epilogue scopes of 1,019 codes at one place, and working out every row of
+    // each (quadratic in its codes) took 125 s for rows that were all dropped.
+    type Rules<'a> = &'a dyn Fn() -> Result<Vec<(Key, Value)>, String>;
+    let push = |at: u32, rules: Rules, out: &mut Vec<Row>| {
         if at >= len {
-            return;
+            return Ok(());
         }
         match out.last_mut() {
             // Epilogue scopes that overlap (damage) would take rows backwards.
             Some(last) if at < last.0 => {}
-            Some(last) if last.0 == at => last.1 = rules,
-            Some(last) if last.1 == rules => {}
-            _ => out.push((at, rules)),
+            Some(last) if last.0 == at => last.1 = rules()?,
+            Some(last) => {
+                let rules = rules()?;
+                if last.1 != rules {
+                    out.push((at, rules));
+                }
+            }
+            None => out.push((at, rules()?)),
         }
+        Ok::<(), String>(())
     };
     let n = if record.in_prologue {
         record.prologue.len()
@@ -124,19 +137,21 @@ pub(crate) fn rows(image: &Image, e: &Entry) -> Result<(u32, Vec<Row>), String> 
     for k in 0..n {
         push(
             4 * k as u32,
-            render(&state(&record.prologue[n - k..])?),
+            &|| Ok(render(&state(&record.prologue[n - k..])?)),
             &mut out,
-        );
+        )?;
     }
-    push(4 * n as u32, body.clone(), &mut out);
+    push(4 * n as u32, &|| Ok(body.clone()), &mut out)?;
     for (start, codes) in &record.epilogues {
-        if *start < 4 * n as u32 {
+        let end = start + 4 * (codes.len() as u32 + 1);
+        if *start < 4 * n as u32 || out.last().is_some_and(|last| end < last.0) {
             continue;
         }
         for j in 0..=codes.len() {
-            push(start + 4 * j as u32, render(&state(&codes[j..])?), &mut out);
+            let rules = || Ok(render(&state(&codes[j..])?));
+            push(start + 4 * j as u32, &rules, &mut out)?;
         }
-        push(start + 4 * (codes.len() as u32 + 1), body.clone(), &mut out);
+        push(end, &|| Ok(body.clone()), &mut out)?;
     }
     // Rows past the end of the address space (a crafted start) are dropped.
     let out = out
@@ -182,13 +197,22 @@ fn xdata(image: &Image, rva: u32) -> Result<Record, String> {
         .ok_or("its unwind codes run past the image")?;
     let prologue = decode(codes, 0)?;
     let mut epilogues = Vec::new();
+    let mut decoded: HashMap<usize, Rc<[Op]>> = HashMap::new();
     if single {
         let ops = decode(codes, epilogs as usize)?;
         let start = len.saturating_sub(4 * (ops.len() as u32 + 1));
-        epilogues.push((start, ops));
+        epilogues.push((start, Rc::from(ops)));
     } else {
         for (start, index) in scopes {
-            epilogues.push((start, decode(codes, index)?));
+            let ops = match decoded.get(&index) {
+                Some(ops) => Rc::clone(ops),
+                None => {
+                    let ops: Rc<[Op]> = Rc::from(decode(codes, index)?);
+                    decoded.insert(index, Rc::clone(&ops));
+                    ops
+                }
+            };
+            epilogues.push((start, ops));
         }
     }
     // By offset, so that rows come out in address order.
@@ -374,7 +398,10 @@ fn packed(word: u32, with_prologue: bool) -> Record {
     }
     // Fragments (flag 2) start in the body: no prologue or epilogue of their own.
     let epilogues = if with_prologue {
-        vec![(len.saturating_sub(4 * (ops.len() as u32 + 1)), ops.clone())]
+        vec![(
+            len.saturating_sub(4 * (ops.len() as u32 + 1)),
+            Rc::from(ops.clone()),
+        )]
     } else {
         Vec::new()
     };

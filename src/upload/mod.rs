@@ -75,9 +75,10 @@ impl SymbolFile {
                 path.display()
             ));
         };
-        if name.is_empty() {
-            return Err(format!("{}: its MODULE record has no name", path.display()));
-        }
+        // Both become path components on the server and in Tecken's zips.
+        let in_record = |e: String| format!("{}: in its MODULE record, {e}", path.display());
+        crate::untrusted::path_component(name, "the module name").map_err(in_record)?;
+        crate::untrusted::path_component(id, "the debug id").map_err(in_record)?;
         // `INFO CODE_ID <id> <image name>` comes right after MODULE when it is there.
         let second = line(&mut reader)?;
         let code_file = second
