@@ -820,3 +820,103 @@ fn arm64_epilogue_scopes_cost_what_they_write() {
     assert!(rows > 60_000, "{rows}");
     std::fs::remove_dir_all(&work).ok();
 }
+
+/// 10,000 frame data records naming one 60 KB program string (the i686 fixture's PDB
+/// with its frame data replaced): 572 MB of STACK WIN from 463 KB. The program strings
+/// written now stop at 16 times the file, with a warning; the records kept are whole.
+#[test]
+fn frame_data_sharing_one_program_is_bounded_with_a_warning() {
+    let input = hostile("frames-sharing-one-program.pdb");
+    let out = dumpsyms_command().arg("-v").arg(&input).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err:.2000}");
+    assert!(
+        err.contains("PDB frame data: 9860 records left out"),
+        "{err:.2000}"
+    );
+    let sym = String::from_utf8(out.stdout).unwrap();
+    let len = std::fs::metadata(&input).unwrap().len() as usize;
+    assert!(sym.len() < 16 * len + (2 << 20), "{}", sym.len());
+    let kept: Vec<&str> = sym
+        .lines()
+        .filter(|l| l.starts_with("STACK WIN 4 "))
+        .collect();
+    assert_eq!(kept.len(), 140);
+    assert!(kept.iter().all(|l| l.ends_with("$eip $eip")));
+}
+
+/// 8,000 procedures at one offset, with 60,000 line rows there (the x86_64 fixture's
+/// first module rewritten): each procedure read every row again (> 30 s). The rows are
+/// read once per offset, and a module gives at most twice its rows plus 65,536.
+#[test]
+fn procedures_sharing_one_offset_read_their_rows_once() {
+    let out = dumpsyms_command()
+        .arg("-v")
+        .arg(hostile("procedures-at-one-offset.pdb"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err:.2000}");
+    assert!(err.contains("479814464 line rows left out"), "{err:.2000}");
+    let sym = String::from_utf8(out.stdout).unwrap();
+    // One FUNC (the others overlap it), with every row of its line table.
+    assert_eq!(sym.lines().filter(|l| l.starts_with("FUNC ")).count(), 1);
+    let rows = sym
+        .lines()
+        .filter(|l| l.starts_with(|c: char| c.is_ascii_digit() || ('a'..='f').contains(&c)));
+    assert_eq!(rows.count(), 60_000);
+}
+
+/// 10,000 files named by suffixes of one 60 KB string (410 KB): 550 MB of FILE records.
+/// The names written stop at 16 times the file; the rest share one placeholder.
+#[test]
+fn files_named_by_one_shared_string_are_bounded_with_a_warning() {
+    let input = hostile("files-sharing-one-name.pdb");
+    let out = dumpsyms_command().arg("-v").arg(&input).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err:.2000}");
+    assert!(
+        err.contains("PDB: 9872 file and inline function names written as \"<name left out>\""),
+        "{err:.2000}"
+    );
+    let sym = parse(&String::from_utf8(out.stdout).unwrap());
+    let len = std::fs::metadata(&input).unwrap().len() as usize;
+    let bytes: usize = sym.files.values().map(String::len).sum();
+    assert!(bytes < 16 * len + (2 << 20), "{bytes}");
+    assert_eq!(sym.files.len(), 129);
+    assert_eq!(
+        sym.files
+            .values()
+            .filter(|f| *f == "<name left out>")
+            .count(),
+        1
+    );
+}
+
+/// Unresolved names that send libstdc++ 12's demangler into an endless loop
+/// (`_Z1fDOsrioDp`, 12 bytes, found by the demangle fuzz target): the dump hung for
+/// ever. Each is given up on after 2 s and written raw; a real `sr` name before them is
+/// still read by GNU's demangler.
+#[test]
+fn names_that_loop_the_runtime_demangler_are_given_up_on() {
+    let started = Instant::now();
+    let out = dumpsyms_command()
+        .arg(hostile("looping-itanium-exports.dll"))
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert!(started.elapsed() < Duration::from_secs(20));
+    let sym = String::from_utf8(out.stdout).unwrap();
+    let publics: Vec<&str> = sym
+        .lines()
+        .filter_map(|l| l.strip_prefix("PUBLIC "))
+        .collect();
+    assert_eq!(
+        publics,
+        [
+            "1000 0 std::enable_if<std::is_same<int, int>::value, void>::type A::f<int>()",
+            "1010 0 _Z1fDOsrioDp",
+            "1020 0 _Z1fIXsrioDaEEvv",
+        ]
+    );
+}

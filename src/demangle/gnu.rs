@@ -9,6 +9,8 @@
 //! itself links it), so it is taken from there rather than rewritten.
 
 use std::ffi::{CStr, c_char, c_int, c_void};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
 
 // `+verbatim`: the runtime library itself, so that linking does not need the
 // `libstdc++.so` development link (installed only with g++).
@@ -31,8 +33,55 @@ unsafe extern "C" {
 /// (rare even in heavy template code) go to cpp_demangle, which uses the heap.
 pub(super) const MAX_LEN: usize = 16 << 10;
 
+/// Abandoned helper threads (see [`watched`]) after which GNU's demangler is no longer
+/// given names it could loop on: each spins until the process ends.
+const MAX_ABANDONED: usize = 2;
+
+static ABANDONED: AtomicUsize = AtomicUsize::new(0);
+
+/// How long a watched name may take; real ones take microseconds.
+const WATCH: Duration = Duration::from_secs(2);
+
 /// The demangled name, or `None` where GNU's demangler rejects the name.
+///
+/// libstdc++'s demangler (GCC 12's) loops forever on some malformed unresolved names
+/// (`sr`): `_Z1fDOsrioDp`, 12 bytes, found by the `demangle` fuzz target, hangs it, and
+/// so would any symbol table holding it. It cannot be fixed here nor interrupted, so
+/// names with `sr` in them (rare: template expressions) are demangled on a helper
+/// thread that is waited for [`WATCH`]; one that does not come back is abandoned and
+/// the name goes to cpp_demangle. Past [`MAX_ABANDONED`] such names, GNU's is not
+/// asked about `sr` names at all. Only an input holding names that hang GNU's demangler
+/// can see its other `sr` names read by cpp_demangle instead.
 pub(super) fn demangle(raw: &str) -> Option<String> {
+    if raw.contains("sr") {
+        return watched(raw);
+    }
+    unwatched(raw)
+}
+
+fn watched(raw: &str) -> Option<String> {
+    if ABANDONED.load(Ordering::Relaxed) >= MAX_ABANDONED {
+        return None;
+    }
+    let (tx, rx) = std::sync::mpsc::channel();
+    let name = raw.to_string();
+    std::thread::Builder::new()
+        .name("gnu-demangle".into())
+        .stack_size(super::stack_for(raw))
+        .spawn(move || {
+            let _ = tx.send(unwatched(&name));
+        })
+        .ok()?;
+    match rx.recv_timeout(WATCH) {
+        Ok(result) => result,
+        Err(_) => {
+            ABANDONED.fetch_add(1, Ordering::Relaxed);
+            None
+        }
+    }
+}
+
+fn unwatched(raw: &str) -> Option<String> {
     if raw.len() > MAX_LEN {
         return None;
     }
@@ -84,6 +133,14 @@ mod tests {
         ] {
             assert_eq!(demangle(raw).as_deref(), Some(want), "{raw}");
         }
+    }
+
+    #[test]
+    fn names_that_loop_the_runtime_demangler_come_back() {
+        // Found by the demangle fuzz target: libstdc++ 12's demangler never returns.
+        let started = std::time::Instant::now();
+        assert_eq!(demangle("_Z1fDOsrioDp"), None);
+        assert!(started.elapsed() < WATCH + Duration::from_secs(1));
     }
 
     #[test]

@@ -60,32 +60,21 @@ pub fn too_deep(raw: &str) -> bool {
     }
 }
 
-/// The stack a demangler may need for `raw`: each byte of a name opens at most one
-/// level, and a level costs the MSVC demangler up to ~5 KiB of stack in an unoptimized
-/// build (measured: a pointer chain of 200 levels overflowed 2 MiB), GNU's ~72 bytes
-/// of arrays per byte plus its 2,048 levels, cpp_demangle its 128 (it stops there), and
-/// rustc-demangle its 500.
-fn stack_for(raw: &str) -> usize {
-    let per_byte = if cfg!(debug_assertions) {
-        8 << 10
+/// The stack a demangler may need for `raw`. Each byte of a name opens at most one
+/// level of nesting. A level costs the MSVC demangler up to ~5 KiB of stack in an
+/// unoptimized build (measured: a pointer chain of 200 levels overflowed 2 MiB); GNU's
+/// parses into arrays of ~72 bytes per byte of name and recurses once per level;
+/// cpp_demangle stops at 128 levels and rustc-demangle at 500. On the CLI's 8 MiB
+/// workers a name of up to a few KiB needs no new stack, so the common case costs a
+/// comparison.
+pub(super) fn stack_for(raw: &str) -> usize {
+    let debug = cfg!(debug_assertions);
+    if raw.starts_with('?') {
+        let per_byte = if debug { 8 << 10 } else { 2 << 10 };
+        raw.len() * per_byte + (64 << 10)
     } else {
-        2 << 10
-    };
-    let msvc = if raw.starts_with('?') {
-        raw.len() * per_byte
-    } else {
-        0
-    };
-    let itanium = if cfg!(debug_assertions) {
-        32 << 20
-    } else {
-        8 << 20
-    };
-    (if raw.starts_with('?') {
-        msvc
-    } else {
-        raw.len() * 128 + itanium
-    }) + (256 << 10)
+        raw.len() * 256 + if debug { 4 << 20 } else { 512 << 10 }
+    }
 }
 
 fn demangle_unbounded(raw: &str, lang: Lang) -> String {

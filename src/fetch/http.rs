@@ -99,18 +99,20 @@ pub(crate) fn with_retries(
     }
 }
 
-/// What went wrong, once: ureq repeats its kind ("Network Error: Network Error").
+/// What went wrong, each part once: ureq's own words repeat its kind ("Network Error:
+/// Network Error") and leave out the system's ("Connection refused").
 fn transport_message(t: &ureq::Transport) -> String {
-    let kind = t.kind().to_string();
-    let mut detail = t
-        .message()
-        .map(str::to_string)
-        .or_else(|| std::error::Error::source(t).map(|e| e.to_string()))
-        .unwrap_or_default();
-    if detail.is_empty() || detail == kind {
-        detail = kind;
+    let mut parts = vec![
+        t.message()
+            .map_or_else(|| t.kind().to_string(), str::to_string),
+    ];
+    if let Some(source) = std::error::Error::source(t) {
+        let source = source.to_string();
+        if !parts.contains(&source) {
+            parts.push(source);
+        }
     }
-    detail
+    parts.join(": ")
 }
 
 /// What [`download`] did.

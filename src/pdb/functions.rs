@@ -590,16 +590,17 @@ fn merge(
                 *file_ids.entry(offset).or_insert_with(|| {
                     // A FILE record needs a name on one line: an offset the string
                     // table does not have (damage) gets a placeholder.
-                    let name = strings
-                        .and_then(|s| s.get(pdb::StringRef(offset)).ok())
-                        .and_then(|n| crate::demangle::sanitize(&n.to_string()))
-                        .unwrap_or_else(|| "<unknown>".into());
-                    if !allowance.take(name.len()) {
+                    let raw = strings.and_then(|s| s.get(pdb::StringRef(offset)).ok());
+                    // Counted before it is copied: the copies were the cost.
+                    if !allowance.take(raw.map_or(0, |r| r.len())) {
                         return *unnamed_file.get_or_insert_with(|| {
                             out.files.push(LEFT_OUT.into());
                             (out.files.len() - 1) as u32
                         });
                     }
+                    let name = raw
+                        .and_then(|n| crate::demangle::sanitize(&n.to_string()))
+                        .unwrap_or_else(|| "<unknown>".into());
                     out.files.push(name);
                     (out.files.len() - 1) as u32
                 })

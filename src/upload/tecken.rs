@@ -57,7 +57,13 @@ fn send_zip(up: &Uploader, agent: &ureq::Agent, batch: &[SymbolFile]) -> Result<
 }
 
 fn write_zip(path: &std::path::Path, batch: &[SymbolFile]) -> std::io::Result<()> {
-    let mut zip = zip::ZipWriter::new(std::fs::File::create(path)?);
+    // create_new: the name in the shared temporary directory is predictable, so a file
+    // or link someone else put there is never opened (or followed) and overwritten.
+    let file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)?;
+    let mut zip = zip::ZipWriter::new(file);
     let options = zip::write::SimpleFileOptions::default()
         .compression_method(zip::CompressionMethod::Deflated)
         .large_file(true);
