@@ -17,6 +17,11 @@ fn hostile(name: &str) -> PathBuf {
     fixtures().join("regress/hostile").join(name)
 }
 
+/// `dumpsyms -v input`: every warning, so a test can name the one it expects.
+fn dump_verbose(input: &Path) -> std::process::Output {
+    dumpsyms_command().arg("-v").arg(input).output().unwrap()
+}
+
 fn scratch(tag: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("dumpsyms-hostile-{tag}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
@@ -254,11 +259,7 @@ fn output_onto_a_device_fifo_or_link_writes_through_it() {
 /// character is escaped and each line is bounded.
 #[test]
 fn names_from_the_input_reach_the_terminal_escaped_and_bounded() {
-    let out = dumpsyms_command()
-        .arg("-v")
-        .arg(hostile("pdb-name-with-escapes.exe"))
-        .output()
-        .unwrap();
+    let out = dump_verbose(&hostile("pdb-name-with-escapes.exe"));
     assert!(out.status.success());
     let err = String::from_utf8(out.stderr).unwrap();
     assert!(
@@ -277,11 +278,7 @@ fn names_from_the_input_reach_the_terminal_escaped_and_bounded() {
 /// (exit 134). Now they are written raw, with a warning.
 #[test]
 fn names_too_deep_to_demangle_stay_mangled_with_a_warning() {
-    let out = dumpsyms_command()
-        .arg("-v")
-        .arg(hostile("deep-mangled-exports.dll"))
-        .output()
-        .unwrap();
+    let out = dump_verbose(&hostile("deep-mangled-exports.dll"));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{err}");
     assert!(err.contains("2 name(s) left mangled"), "{err}");
@@ -768,11 +765,7 @@ fn pdb_containers_that_claim_more_than_the_file_are_refused() {
 /// written stop at 16 times the file, with a warning.
 #[test]
 fn exports_sharing_one_name_are_bounded_with_a_warning() {
-    let out = dumpsyms_command()
-        .arg("-v")
-        .arg(hostile("exports-sharing-one-name.dll"))
-        .output()
-        .unwrap();
+    let out = dump_verbose(&hostile("exports-sharing-one-name.dll"));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{err}");
     assert!(
@@ -789,11 +782,7 @@ fn exports_sharing_one_name_are_bounded_with_a_warning() {
 /// 43 s): the table is refused with a warning, the rest of the file is dumped.
 #[test]
 fn overlapping_compact_unwind_pages_are_refused() {
-    let out = dumpsyms_command()
-        .arg("-v")
-        .arg(hostile("overlapping-unwind-pages.macho"))
-        .output()
-        .unwrap();
+    let out = dump_verbose(&hostile("overlapping-unwind-pages.macho"));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{err}");
     assert!(
@@ -827,7 +816,7 @@ fn arm64_epilogue_scopes_cost_what_they_write() {
 #[test]
 fn frame_data_sharing_one_program_is_bounded_with_a_warning() {
     let input = hostile("frames-sharing-one-program.pdb");
-    let out = dumpsyms_command().arg("-v").arg(&input).output().unwrap();
+    let out = dump_verbose(&input);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{err:.2000}");
     assert!(
@@ -850,11 +839,7 @@ fn frame_data_sharing_one_program_is_bounded_with_a_warning() {
 /// read once per offset, and a module gives at most twice its rows plus 65,536.
 #[test]
 fn procedures_sharing_one_offset_read_their_rows_once() {
-    let out = dumpsyms_command()
-        .arg("-v")
-        .arg(hostile("procedures-at-one-offset.pdb"))
-        .output()
-        .unwrap();
+    let out = dump_verbose(&hostile("procedures-at-one-offset.pdb"));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{err:.2000}");
     assert!(err.contains("479814464 line rows left out"), "{err:.2000}");
@@ -872,7 +857,7 @@ fn procedures_sharing_one_offset_read_their_rows_once() {
 #[test]
 fn files_named_by_one_shared_string_are_bounded_with_a_warning() {
     let input = hostile("files-sharing-one-name.pdb");
-    let out = dumpsyms_command().arg("-v").arg(&input).output().unwrap();
+    let out = dump_verbose(&input);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{err:.2000}");
     assert!(

@@ -17,6 +17,7 @@ pub(super) fn extract(
     warnings: &mut Warnings,
 ) -> Vec<StackWin> {
     let mut allowance = crate::untrusted::Allowance::for_input(input_len);
+    let mut refused: std::collections::HashMap<u32, usize> = std::collections::HashMap::new();
     let table = match pdb.frame_table() {
         Ok(t) => t,
         Err(e) => {
@@ -49,18 +50,25 @@ pub(super) fn extract(
         };
         let program = match frame.program {
             Some(r) if kind == 4 => {
-                let text = strings
-                    .as_ref()
-                    .and_then(|s| s.get(r).ok())
-                    .map(|s| s.to_string().into_owned())
-                    .and_then(|s| crate::demangle::sanitize(s.trim()));
-                let Some(text) = text else {
+                // Records share program strings, and finding one is a scan for its end:
+                // a refused string's length is remembered (the allowance only shrinks,
+                // so it is refused again) rather than looked up per record.
+                if let Some(&len) = refused.get(&r.0) {
+                    allowance.take(len);
+                    continue;
+                }
+                let Some(raw) = strings.as_ref().and_then(|s| s.get(r).ok()) else {
                     unnamed_programs += 1;
                     continue;
                 };
-                if !allowance.take(text.len()) {
+                if !allowance.take(raw.len()) {
+                    refused.insert(r.0, raw.len());
                     continue;
                 }
+                let Some(text) = crate::demangle::sanitize(raw.to_string().trim()) else {
+                    unnamed_programs += 1;
+                    continue;
+                };
                 Some(text)
             }
             _ => None,
