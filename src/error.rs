@@ -18,6 +18,9 @@ pub enum ErrorKind {
     /// The file is damaged beyond what can be salvaged.
     #[error("corrupt file: {0}")]
     Corrupt(String),
+    /// No worker threads could be started to dump it.
+    #[error("{0}")]
+    Threads(String),
 }
 
 /// An error tied to the input file it concerns.

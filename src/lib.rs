@@ -7,6 +7,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+pub mod batch;
 pub mod body;
 pub mod debugfile;
 pub mod debuginfo;
@@ -29,6 +30,7 @@ pub mod untrusted;
 pub mod unwind;
 pub mod upload;
 mod windows;
+mod workers;
 pub mod write;
 
 use std::path::{Path, PathBuf};
@@ -73,6 +75,9 @@ pub struct Options {
     /// The other half of a Windows module, given beside the input: the PDB of a PE, or
     /// the PE of a PDB.
     pub companion: Option<PathBuf>,
+    /// Worker threads (`--jobs`; `None`: one per CPU). The output is the same for any
+    /// number.
+    pub jobs: Option<usize>,
 }
 
 impl Default for Options {
@@ -94,6 +99,7 @@ impl Default for Options {
             debuginfod: None,
             symbol_path: None,
             companion: None,
+            jobs: None,
         }
     }
 }
@@ -163,13 +169,19 @@ pub fn parse_extra_info(arg: &str) -> Result<(String, String), String> {
 
 /// Reads `path` and builds its symbol file model. Fails only when nothing useful can be
 /// produced; damage that loses part of the information is reported in the warnings.
+///
+/// The work runs on the library's own worker threads (see [`Options::jobs`]), whose
+/// stacks are as deep as the demanglers need.
 pub fn dump(path: &Path, opts: &Options) -> Result<Dump, Error> {
-    // A .dSYM bundle stands for the DWARF file inside it.
-    let resolved = debugfile::resolve_dsym_bundle(path)?;
-    let input = load::Input::open(&resolved)?;
-    let dump = dump_input(&input, opts, true);
-    input.intact()?;
-    dump.map(warn_of_deep_names)
+    let on_workers = workers::run(opts.jobs, || {
+        // A .dSYM bundle stands for the DWARF file inside it.
+        let resolved = debugfile::resolve_dsym_bundle(path)?;
+        let input = load::Input::open(&resolved)?;
+        let dump = dump_input(&input, opts, true);
+        input.intact()?;
+        dump.map(warn_of_deep_names)
+    });
+    on_workers.map_err(|e| Error::new(path, ErrorKind::Threads(e)))?
 }
 
 /// Dumps a file held in memory, as [`dump`] dumps one on disk; `name` stands for its path
@@ -177,8 +189,11 @@ pub fn dump(path: &Path, opts: &Options) -> Result<Dump, Error> {
 /// file, `.dwo`/`.dwp` file or dwz alternate file is looked for, so the result depends
 /// on the bytes alone (what fuzzing and services dumping uploads need).
 pub fn dump_bytes(name: &str, bytes: Vec<u8>, opts: &Options) -> Result<Dump, Error> {
-    let input = load::Input::from_bytes(PathBuf::from(name), bytes);
-    dump_input(&input, opts, false).map(warn_of_deep_names)
+    let on_workers = workers::run(opts.jobs, || {
+        let input = load::Input::from_bytes(PathBuf::from(name), bytes);
+        dump_input(&input, opts, false).map(warn_of_deep_names)
+    });
+    on_workers.map_err(|e| Error::new(Path::new(name), ErrorKind::Threads(e)))?
 }
 
 /// One warning for the names left mangled because they are longer than a compiler

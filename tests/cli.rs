@@ -8,13 +8,6 @@ use std::process::{Command, Output};
 
 use common::*;
 
-fn dumpsyms(args: &[&str]) -> Output {
-    dumpsyms_command()
-        .args(args)
-        .output()
-        .expect("run dumpsyms")
-}
-
 fn fixture(rel: &str) -> String {
     fixtures().join(rel).to_string_lossy().into_owned()
 }
@@ -25,13 +18,6 @@ fn stdout(o: &Output) -> String {
 
 fn stderr(o: &Output) -> String {
     String::from_utf8(o.stderr.clone()).unwrap()
-}
-
-fn tempdir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("dumpsyms-test-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
 }
 
 /// The GUID swap of the Breakpad format, restated: the first three fields little-endian
@@ -284,7 +270,7 @@ fn dash_r_stops_following_references_between_units() {
 #[test]
 fn output_file_is_the_same_as_stdout_and_written_atomically() {
     let bin = fixture("bin/aarch64/cpp-clang-O2-dwarf5");
-    let dir = tempdir("output");
+    let dir = scratch("output");
     let target = dir.join("sub/app.sym");
     let out = dumpsyms(&["--output", target.to_str().unwrap(), &bin]);
     assert!(out.status.success(), "{}", stderr(&out));
@@ -312,7 +298,7 @@ fn output_file_is_the_same_as_stdout_and_written_atomically() {
 
 #[test]
 fn store_writes_the_symbol_server_layout_for_each_input() {
-    let dir = tempdir("store");
+    let dir = scratch("store");
     let a = fixture("bin/x86_64/c-gcc-O2-dwarf5");
     let b = fixture("bin/i686/cpp-gcc-O2-dwarf4");
     let out = dumpsyms(&["--store", dir.to_str().unwrap(), &a, &b]);
@@ -328,7 +314,7 @@ fn store_writes_the_symbol_server_layout_for_each_input() {
         );
     }
     // One bad input: the others are still written, and the exit code says it failed.
-    let dir2 = tempdir("store2");
+    let dir2 = scratch("store2");
     let out = dumpsyms(&[
         "--store",
         dir2.to_str().unwrap(),
@@ -368,7 +354,7 @@ fn mkfifo(path: &Path) {
 
 #[test]
 fn pipes_are_refused_or_skipped_never_opened() {
-    let dir = tempdir("fifo");
+    let dir = scratch("fifo");
     // Given as the input: refused at once, naming the file.
     let fifo = dir.join("app");
     mkfifo(&fifo);
@@ -414,7 +400,7 @@ fn pipes_are_refused_or_skipped_never_opened() {
 
 #[test]
 fn errors_name_the_file_and_the_problem() {
-    let dir = tempdir("errors");
+    let dir = scratch("errors");
     let empty = dir.join("empty");
     std::fs::write(&empty, b"").unwrap();
     let cases: [(&str, &str); 5] = [

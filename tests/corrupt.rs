@@ -20,10 +20,9 @@ impl Rng {
     }
 }
 
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("dumpsyms-corrupt-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.join(name)
+/// A path for one crafted file, in a directory of its own.
+fn scratch_file(name: &str) -> PathBuf {
+    scratch(&format!("corrupt-{name}")).join(name)
 }
 
 /// Dumps `bytes` from a file; a successful dump must produce a well-formed symbol file.
@@ -62,7 +61,7 @@ const VICTIMS: [&str; 5] = [
 fn truncated_files_never_panic() {
     for victim in VICTIMS {
         let bytes = std::fs::read(fixtures().join("bin").join(victim)).unwrap();
-        let out = scratch(&format!("trunc-{}", victim.replace('/', "-")));
+        let out = scratch_file(&format!("trunc-{}", victim.replace('/', "-")));
         let mut cuts: Vec<usize> = (0..128).collect();
         cuts.extend((1..200).map(|k| bytes.len() * k / 200));
         let (mut ok, mut err) = (0, 0);
@@ -102,7 +101,7 @@ fn garbage_in_debug_sections_never_panics() {
     for victim in VICTIMS.iter().filter(|v| !v.ends_with("zlib")) {
         let bytes = std::fs::read(fixtures().join("bin").join(victim)).unwrap();
         let file = object::File::parse(&*bytes).unwrap();
-        let out = scratch(&format!("flip-{}", victim.replace('/', "-")));
+        let out = scratch_file(&format!("flip-{}", victim.replace('/', "-")));
         for name in sections {
             let Some(range) = file.section_by_name(name).and_then(|s| s.file_range()) else {
                 continue;
@@ -143,7 +142,7 @@ fn damage_inside_a_streamed_compressed_debug_info_never_panics() {
         let (start, len) = section_range(&bytes, ".debug_info");
         // Past Elf64_Chdr (24 bytes): only the zlib stream itself is damaged.
         let (start, len) = (start + 24, len - 24);
-        let out = scratch(&format!("zflip-{}", victim.replace('/', "-")));
+        let out = scratch_file(&format!("zflip-{}", victim.replace('/', "-")));
         let mut named = 0;
         for round in 0..60 {
             let mut copy = bytes.clone();
@@ -170,7 +169,7 @@ fn absurd_compressed_size_is_refused_not_allocated() {
     // Elf64_Chdr: ch_type (4), ch_reserved (4), ch_size (8), ch_addralign (8).
     let at = offset + 8;
     bytes[at..at + 8].copy_from_slice(&(1u64 << 60).to_le_bytes());
-    let d = dump_bytes(&bytes, &scratch("huge-chdr"), "huge ch_size").unwrap();
+    let d = dump_bytes(&bytes, &scratch_file("huge-chdr"), "huge ch_size").unwrap();
     let warning = d.warnings.0.join("\n");
     assert!(
         warning.contains(".debug_info") && warning.contains(&(1u64 << 60).to_string()),
@@ -190,7 +189,7 @@ fn a_damaged_unit_is_skipped_and_the_others_kept() {
     let (offset, _) = section_range(&bytes, ".debug_info");
     // DWARF 4 header: unit_length (4), version (2), abbrev offset (4), address size (1).
     bytes[offset + 11] = 0x7f;
-    let d = dump_bytes(&bytes, &scratch("bad-unit"), "bad first unit").unwrap();
+    let d = dump_bytes(&bytes, &scratch_file("bad-unit"), "bad first unit").unwrap();
     let names: Vec<&str> = d.module.functions.iter().map(|f| f.name.as_str()).collect();
     assert!(
         names.contains(&"checksum") && names.contains(&"weird_sum"),
@@ -218,7 +217,7 @@ fn damaged_macho_never_panics() {
     let mut rng = Rng(0x1234_5678_9abc_def1);
     for rel in files {
         let bytes = std::fs::read(fixtures().join(rel)).unwrap();
-        let out = scratch(&format!("macho-{}", rel.replace('/', "-")));
+        let out = scratch_file(&format!("macho-{}", rel.replace('/', "-")));
         // Truncated anywhere, load commands included.
         for k in 0..150 {
             let cut = bytes.len() * k / 150;
@@ -272,7 +271,7 @@ fn unknown_macho_cpu_type_is_a_clear_error() {
     let mut bytes = std::fs::read(fixtures().join("macho/mac-arm64-O2")).unwrap();
     // mach_header_64.cputype, just after the magic.
     bytes[4..8].copy_from_slice(&0x0000_0077u32.to_le_bytes());
-    let path = scratch("macho-cpu");
+    let path = scratch_file("macho-cpu");
     std::fs::write(&path, &bytes).unwrap();
     let e = dumpsyms::dump(&path, &dumpsyms::Options::default()).unwrap_err();
     assert!(e.to_string().contains("unknown Mach-O CPU type"), "{e}");
@@ -283,7 +282,7 @@ fn an_unreadable_line_table_loses_only_line_records() {
     let path = fixtures().join("bin/x86_64/c-gcc-O2-dwarf4");
     let good = dump_bytes(
         &std::fs::read(&path).unwrap(),
-        &scratch("lines-good"),
+        &scratch_file("lines-good"),
         "good",
     )
     .unwrap();
@@ -291,7 +290,7 @@ fn an_unreadable_line_table_loses_only_line_records() {
     let (offset, _) = section_range(&bytes, ".debug_line");
     // The first line program's version (after its 4-byte unit_length): no such DWARF.
     bytes[offset + 4] = 0x63;
-    let d = dump_bytes(&bytes, &scratch("bad-line"), "bad line table").unwrap();
+    let d = dump_bytes(&bytes, &scratch_file("bad-line"), "bad line table").unwrap();
     let names = |d: &dumpsyms::Dump| -> Vec<String> {
         d.module.functions.iter().map(|f| f.name.clone()).collect()
     };
@@ -325,7 +324,7 @@ fn an_unreadable_symbol_table_loses_only_public_records() {
     let path = fixtures().join("bin/x86_64/c-gcc-O2-dwarf4");
     let good = dump_bytes(
         &std::fs::read(&path).unwrap(),
-        &scratch("symtab-good"),
+        &scratch_file("symtab-good"),
         "good",
     )
     .unwrap();
@@ -333,7 +332,7 @@ fn an_unreadable_symbol_table_loses_only_public_records() {
     // SHT_SYMTAB's sh_size (at 0x20 in an ELF64 section header) claims 2^62 bytes.
     let header = section_header_named(&bytes, ".symtab");
     bytes[header + 0x20..header + 0x28].copy_from_slice(&(1u64 << 62).to_le_bytes());
-    let d = dump_bytes(&bytes, &scratch("bad-symtab"), "bad symtab").unwrap();
+    let d = dump_bytes(&bytes, &scratch_file("bad-symtab"), "bad symtab").unwrap();
     assert_eq!(d.module.functions.len(), good.module.functions.len());
     // What is left comes from .dynsym: the local symbols (`_init`, `frame_dummy`) are lost.
     assert!(
@@ -378,7 +377,7 @@ fn a_section_outside_the_file_is_reported_as_such() {
     // .debug_line's sh_offset points 1 TiB into a 20 KB file.
     let header = section_header_named(&bytes, ".debug_line");
     bytes[header + 0x18..header + 0x20].copy_from_slice(&(1u64 << 40).to_le_bytes());
-    let d = dump_bytes(&bytes, &scratch("line-outside"), "line outside").unwrap();
+    let d = dump_bytes(&bytes, &scratch_file("line-outside"), "line outside").unwrap();
     assert!(!d.module.functions.is_empty(), "FUNC records stay");
     let about_line: Vec<&String> = d
         .warnings

@@ -18,12 +18,7 @@ fn dump(rel: &str, extra: &[&str]) -> String {
         .arg(&path)
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
+    stdout_of_success(out)
 }
 
 fn origins(sym: &str) -> Vec<&str> {

@@ -11,10 +11,6 @@ use common::*;
 
 const NAME: &str = "c-gcc-O2-dwarf5";
 
-fn dumpsyms(args: &[&str]) -> Output {
-    dumpsyms_command().args(args).output().unwrap()
-}
-
 fn path(rel: &str) -> String {
     fixtures().join(rel).to_string_lossy().into_owned()
 }

@@ -29,13 +29,6 @@ fn build_id() -> String {
         .to_string()
 }
 
-fn scratch(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("dumpsyms-debuginfod-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
 /// Runs dumpsyms with `env` (and no other debuginfod settings from this environment).
 fn run(args: &[&str], env: &[(&str, &str)]) -> Output {
     let mut cmd = dumpsyms_command();

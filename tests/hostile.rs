@@ -22,13 +22,6 @@ fn dump_verbose(input: &Path) -> std::process::Output {
     dumpsyms_command().arg("-v").arg(input).output().unwrap()
 }
 
-fn scratch(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("dumpsyms-hostile-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
 /// What one run cost: wall time, peak resident memory, bytes written, and its result.
 struct Cost {
     ok: bool,
@@ -187,7 +180,7 @@ fn a_module_named_dot_dot_cannot_leave_the_store() {
 #[test]
 fn output_onto_a_device_fifo_or_link_writes_through_it() {
     use std::os::unix::fs::FileTypeExt;
-    let work = scratch("output");
+    let work = scratch("hostile-output");
     let bin = fixtures().join("bin/x86_64/c-gcc-O2-dwarf5");
     let expected = dump_text(&bin, &dumpsyms::Options::default());
     let run = |target: &Path| {
@@ -197,11 +190,7 @@ fn output_onto_a_device_fifo_or_link_writes_through_it() {
             .arg(&bin)
             .output()
             .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        stdout_of_success(out);
     };
     // A link to /dev/null, and /dev/null itself.
     std::os::unix::fs::symlink("/dev/null", work.join("null")).unwrap();

@@ -18,10 +18,6 @@ fn macho(rel: &str) -> String {
         .into_owned()
 }
 
-fn dumpsyms(args: &[&str]) -> Output {
-    dumpsyms_command().args(args).output().unwrap()
-}
-
 fn text(o: &Output) -> String {
     String::from_utf8(o.stdout.clone()).unwrap()
 }

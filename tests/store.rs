@@ -6,21 +6,9 @@
 mod common;
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-use std::process::Output;
+use std::path::Path;
 
 use common::*;
-
-fn run(args: &[&str]) -> Output {
-    dumpsyms_command().args(args).output().unwrap()
-}
-
-fn scratch(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("dumpsyms-store-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
 
 fn copy(from: &str, to: &Path) {
     std::fs::create_dir_all(to.parent().unwrap()).unwrap();
@@ -91,7 +79,7 @@ fn store_path(binary: &Path, extra: &[&str]) -> String {
     args.extend(extra);
     let path = binary.to_str().unwrap();
     args.push(path);
-    let out = run(&args);
+    let out = dumpsyms(&args);
     assert!(
         out.status.success(),
         "{}",
@@ -109,7 +97,7 @@ fn a_tree_dumps_to_one_symbol_file_per_module() {
     tree(&root);
     let store = work.join("store");
     let s = store.to_str().unwrap();
-    let out = run(&["--store", s, root.to_str().unwrap()]);
+    let out = dumpsyms(&["--store", s, root.to_str().unwrap()]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{err}");
     // On a pipe: no progress bar, one summary line.
@@ -138,7 +126,7 @@ fn a_tree_dumps_to_one_symbol_file_per_module() {
         let mut args: Vec<&str> = extra.to_vec();
         let p = path.to_str().unwrap();
         args.push(p);
-        run(&args).stdout
+        dumpsyms(&args).stdout
     };
     assert_eq!(
         got[&expected_key(&root, "stripped/tool", &[])],
@@ -168,7 +156,7 @@ fn a_tree_dumps_to_one_symbol_file_per_module() {
             .collect()
     };
     let before = mtimes();
-    let again = run(&["--store", s, "--skip-existing", root.to_str().unwrap()]);
+    let again = dumpsyms(&["--store", s, "--skip-existing", root.to_str().unwrap()]);
     let err = String::from_utf8_lossy(&again.stderr);
     assert!(again.status.success(), "{err}");
     assert!(err.contains("dumpsyms: 0 dumped, 7 skipped (4 already in the store, 3 not modules of their own), 0 failed"), "{err}");
@@ -176,7 +164,7 @@ fn a_tree_dumps_to_one_symbol_file_per_module() {
     assert_eq!(contents(&store), got);
 
     // Quiet: nothing but errors.
-    let quiet = run(&[
+    let quiet = dumpsyms(&[
         "--store",
         work.join("quiet").to_str().unwrap(),
         "-q",
@@ -203,7 +191,7 @@ fn the_store_does_not_depend_on_the_thread_count() {
         .iter()
         .map(|jobs| {
             let store = work.join(format!("store-{jobs}"));
-            let out = run(&[
+            let out = dumpsyms(&[
                 "--jobs",
                 jobs,
                 "-d",
@@ -229,7 +217,7 @@ fn a_file_that_cannot_be_dumped_fails_the_run_by_name_and_only_itself() {
     let bytes = std::fs::read(fixtures().join("bin/x86_64/c-gcc-O2-dwarf5")).unwrap();
     std::fs::write(root.join("broken"), &bytes[..200]).unwrap();
     let store = work.join("store");
-    let out = run(&["--store", store.to_str().unwrap(), root.to_str().unwrap()]);
+    let out = dumpsyms(&["--store", store.to_str().unwrap(), root.to_str().unwrap()]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(
@@ -245,7 +233,7 @@ fn a_file_that_cannot_be_dumped_fails_the_run_by_name_and_only_itself() {
     );
     assert_eq!(contents(&store).len(), 1);
     // Without --store a directory is not walked.
-    let dir = run(&[root.to_str().unwrap()]);
+    let dir = dumpsyms(&[root.to_str().unwrap()]);
     assert_eq!(dir.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&dir.stderr).contains("use --store DIR"));
     std::fs::remove_dir_all(&work).ok();

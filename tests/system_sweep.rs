@@ -66,7 +66,7 @@ fn peak_kib(pid: u32) -> Option<i64> {
 /// while it runs (rusage's ru_maxrss would count this process's memory, which the child
 /// shares until it execs), so a peak in its last milliseconds can be missed.
 fn run(path: &Path) -> Run {
-    let (out_file, err_file) = (scratch("sym"), scratch("err"));
+    let (out_file, err_file) = (run_output("sym"), run_output("err"));
     let start = Instant::now();
     let mut child = dumpsyms_command()
         .arg("--inlines")
@@ -109,7 +109,7 @@ fn print_top(title: &str, runs: &[Run]) {
 }
 
 /// Where this test process's runs write their output.
-fn scratch(extension: &str) -> PathBuf {
+fn run_output(extension: &str) -> PathBuf {
     std::env::temp_dir().join(format!("dumpsyms-sweep-{}.{extension}", std::process::id()))
 }
 
@@ -157,8 +157,8 @@ fn every_elf_file_on_this_machine_dumps_cleanly() {
         }
         runs.push(r);
     }
-    let _ = std::fs::remove_file(scratch("sym"));
-    let _ = std::fs::remove_file(scratch("err"));
+    let _ = std::fs::remove_file(run_output("sym"));
+    let _ = std::fs::remove_file(run_output("err"));
     println!(
         "{} ELF files: {dumped} dumped, {refused} refused with a message",
         files.len()

@@ -106,11 +106,7 @@ fn minidump_processor_unwinds_the_chain_through_our_cfi() {
         .arg(&tree)
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    stdout_of_success(out);
     let (url, asked) = serve_dir(&served);
     let fetched = walk_http(&dump, &url, &work.join("http-cache"), pid);
     assert_eq!(

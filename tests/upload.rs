@@ -10,7 +10,7 @@ mod common;
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Output;
 use std::sync::{Arc, Mutex};
 
@@ -149,13 +149,6 @@ fn multipart(req: &Request) -> Vec<(String, Vec<u8>)> {
         at = next + 2 + delim.len();
     }
     parts
-}
-
-fn scratch(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("dumpsyms-upload-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
 }
 
 fn run(args: &[&str], token: Option<&str>) -> Output {

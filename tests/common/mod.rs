@@ -408,6 +408,33 @@ pub fn dumpsyms_command() -> std::process::Command {
     cmd
 }
 
+/// Runs dumpsyms (see [`dumpsyms_command`]) with `args`.
+pub fn dumpsyms(args: &[&str]) -> std::process::Output {
+    dumpsyms_command()
+        .args(args)
+        .output()
+        .expect("run dumpsyms")
+}
+
+/// Standard output of a run that must succeed; its stderr is the failure message.
+pub fn stdout_of_success(out: std::process::Output) -> String {
+    assert!(
+        out.status.success(),
+        "dumpsyms failed: {:.2000}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("symbol files are UTF-8")
+}
+
+/// A fresh, empty directory for one test: `tag` tells the tests of one file apart, the
+/// process id the runs of the test binaries. Left behind after the test, to look into.
+pub fn scratch(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("dumpsyms-test-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
 pub fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures")
 }

@@ -1,0 +1,378 @@
+//! Dumping as the command does it: one input to standard output, a file or a symbol
+//! store, or whole trees into a store in parallel (universal binaries slice by slice,
+//! `--skip-existing`), then optionally uploading what was written. Every line for the
+//! user goes to a [`Report`], so that the command only decides how lines are shown.
+
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use rayon::prelude::*;
+
+use crate::output::AtomicFile;
+use crate::upload::{Sent, SymbolFile, Uploader};
+use crate::{Dump, Options, tree};
+
+/// Where a symbol file goes.
+#[derive(Debug, Clone)]
+pub enum Destination {
+    Stdout,
+    /// This file, replaced atomically.
+    File(PathBuf),
+    /// `<store>/<name>/<debug id>/<name>.sym` (see [`crate::store_path`]).
+    Store(PathBuf),
+}
+
+/// Where the lines for the user go. A line is one message, without the program's name.
+pub trait Report: Sync {
+    /// Something that failed, or that the user must see (a server that is down, a
+    /// binary without debug information): shown even when the user asked for quiet.
+    fn error(&self, line: &str);
+    /// A warning, a summary or a detail: may be dropped (`-q`).
+    fn note(&self, line: &str);
+    /// How far a batch has come: for a progress bar.
+    fn progress(&self, _step: Progress<'_>) {}
+}
+
+/// The steps of a batch, in order: `Start` once, `File` and `Done` per file, `Finish`.
+#[derive(Debug, Clone, Copy)]
+pub enum Progress<'a> {
+    Start { files: usize },
+    File(&'a Path),
+    Done,
+    Finish,
+}
+
+/// Why an input produced no symbol file.
+#[derive(Debug)]
+pub enum Failure {
+    /// Standard output was closed by its reader: stop quietly.
+    BrokenPipe,
+    Message(String),
+}
+
+/// The options of a dump and how much to say about it.
+pub struct Batch<'a> {
+    pub opts: &'a Options,
+    /// Every warning, every path tried, every file written (`-v`), rather than a
+    /// count.
+    pub verbose: bool,
+    pub report: &'a dyn Report,
+}
+
+/// What a batch into a store did.
+#[derive(Debug, Default)]
+pub struct Summary {
+    /// The symbol files written (a universal binary's slices make several per input).
+    pub written: Vec<PathBuf>,
+    /// Inputs that failed, with the message already reported.
+    pub failures: Vec<String>,
+}
+
+/// What became of one file of a store batch.
+enum Stored {
+    /// Dumped into these symbol files.
+    Dumped(Vec<PathBuf>),
+    /// Its symbol file was already in the store (`--skip-existing`).
+    Existing,
+    /// An object file that is not a module of its own (`-v` says why).
+    Companion,
+    /// Not an object file, met while walking a directory.
+    NotObject,
+    Failed(String),
+}
+
+impl Batch<'_> {
+    /// Dumps `input` and writes its symbol file to `to`, on the library's worker
+    /// threads; the path written, unless it went to standard output.
+    pub fn one(&self, input: &Path, to: &Destination) -> Result<Option<PathBuf>, Failure> {
+        crate::workers::run(self.opts.jobs, || self.dump_and_write(self.opts, input, to))
+            .map_err(Failure::Message)?
+    }
+
+    /// Every input, and every object file under the directories among them, into the
+    /// symbol store `store`, in parallel. At most as many files are in flight as there
+    /// are threads, so memory stays bounded by the largest few inputs.
+    pub fn store(&self, paths: &[PathBuf], store: &Path, skip_existing: bool) -> Summary {
+        let started = Instant::now();
+        let (files, unreadable) = tree::files(paths);
+        let walked = |f: &Path| !paths.iter().any(|p| p == f);
+        self.report.progress(Progress::Start { files: files.len() });
+        let outcomes = crate::workers::run(self.opts.jobs, || {
+            let mut outcomes: Vec<Stored> = Vec::with_capacity(files.len());
+            for chunk in files.chunks(rayon::current_num_threads().max(1)) {
+                let done: Vec<Stored> = chunk
+                    .par_iter()
+                    .map(|file| {
+                        self.report.progress(Progress::File(file));
+                        let outcome = self.store_one(store, file, walked(file), skip_existing);
+                        self.report.progress(Progress::Done);
+                        outcome
+                    })
+                    .collect();
+                outcomes.extend(done);
+            }
+            outcomes
+        });
+        self.report.progress(Progress::Finish);
+        let outcomes = match outcomes {
+            Ok(o) => o,
+            Err(e) => {
+                self.report.error(&format!("error: {e}"));
+                return Summary {
+                    written: Vec::new(),
+                    failures: vec![e],
+                };
+            }
+        };
+        let summary = self.summarize(outcomes, &unreadable, started);
+        for m in &summary.failures {
+            self.report.error(&format!("failed: {m}"));
+        }
+        summary
+    }
+
+    /// Counts the outcomes, reports unreadable directories and the one-line summary.
+    fn summarize(
+        &self,
+        outcomes: Vec<Stored>,
+        unreadable: &[(PathBuf, io::Error)],
+        started: Instant,
+    ) -> Summary {
+        let count = |f: fn(&Stored) -> bool| outcomes.iter().filter(|o| f(o)).count();
+        let dumped = count(|o| matches!(o, Stored::Dumped(_)));
+        let existing = count(|o| matches!(o, Stored::Existing));
+        let companions = count(|o| matches!(o, Stored::Companion));
+        let mut summary = Summary::default();
+        for o in outcomes {
+            match o {
+                Stored::Dumped(paths) => summary.written.extend(paths),
+                Stored::Failed(m) => summary.failures.push(m),
+                Stored::Existing | Stored::Companion | Stored::NotObject => {}
+            }
+        }
+        for (dir, e) in unreadable {
+            let m = format!("{}: cannot read directory: {e}", dir.display());
+            self.report.error(&format!("error: {m}"));
+            summary.failures.push(m);
+        }
+        self.report.note(&format!(
+            "{dumped} dumped, {} skipped ({existing} already in the store, {companions} not modules of their own), {} failed, in {:.1} s",
+            existing + companions,
+            summary.failures.len(),
+            started.elapsed().as_secs_f64()
+        ));
+        summary
+    }
+
+    /// One file of a store batch. `walked`: found under a directory (so files that are
+    /// not modules are passed over rather than refused).
+    fn store_one(&self, store: &Path, file: &Path, walked: bool, skip_existing: bool) -> Stored {
+        if walked && let Some(passed_over) = self.pass_over(file) {
+            return passed_over;
+        }
+        let variants = slices(self.opts, file);
+        if skip_existing && variants.iter().all(|o| already_stored(o, store, file)) {
+            return Stored::Existing;
+        }
+        let to = Destination::Store(store.to_path_buf());
+        let mut written = Vec::new();
+        let result = variants.iter().try_for_each(|o| {
+            written.extend(self.dump_and_write(o, file, &to)?);
+            Ok(())
+        });
+        match result {
+            Ok(()) | Err(Failure::BrokenPipe) => Stored::Dumped(written),
+            Err(Failure::Message(m)) => {
+                self.report.error(&format!("error: {m}"));
+                Stored::Failed(m)
+            }
+        }
+    }
+
+    /// What a file met in a tree is, when it is not a module to dump.
+    fn pass_over(&self, file: &Path) -> Option<Stored> {
+        match tree::role(file) {
+            tree::Role::Module => None,
+            tree::Role::NotObject => Some(Stored::NotObject),
+            tree::Role::Unreadable(why) => {
+                let m = format!("{}: {why}", file.display());
+                self.report.error(&format!("error: {m}"));
+                Some(Stored::Failed(m))
+            }
+            tree::Role::Companion(why) => {
+                if self.verbose {
+                    self.report
+                        .note(&format!("{}: skipped: {why}", file.display()));
+                }
+                Some(Stored::Companion)
+            }
+        }
+    }
+
+    /// Dumps `input` and writes its symbol file; the path written, unless it went to
+    /// standard output.
+    fn dump_and_write(
+        &self,
+        opts: &Options,
+        input: &Path,
+        to: &Destination,
+    ) -> Result<Option<PathBuf>, Failure> {
+        let result = crate::dump(input, opts).map_err(|e| Failure::Message(e.to_string()))?;
+        self.tell_where_debug_info_came_from(input, &result);
+        let written = self.write(input, &result.module, to);
+        // Reported after writing: unwind records that cannot be expressed are only found
+        // while they are rendered.
+        let mut warnings = result.warnings.0.clone();
+        if let Some(cfi) = &result.module.cfi {
+            warnings.extend(cfi.skipped());
+        }
+        self.tell_warnings(input, &warnings);
+        written
+    }
+
+    /// The debug file used (`-v`), servers that failed, and where debug information was
+    /// looked for when none was found.
+    fn tell_where_debug_info_came_from(&self, input: &Path, dump: &Dump) {
+        let shown = input.display();
+        if self.verbose
+            && let Some(debug) = &dump.debug_file
+        {
+            self.report
+                .note(&format!("{shown}: using debug file {}", debug.display()));
+        }
+        for problem in &dump.servers {
+            self.report.error(&format!("warning: {shown}: {problem}"));
+        }
+        let Some(search) = &dump.no_debug_info else {
+            return;
+        };
+        self.report.error(&format!(
+            "{shown}: no debug info found; looked for {}. Writing what the binary itself has: symbol-table names and unwind tables{}",
+            search.summary(),
+            if self.verbose {
+                ""
+            } else {
+                " (-v lists every path tried)"
+            }
+        ));
+        if self.verbose {
+            for place in &search.tried {
+                self.report.error(&format!("{shown}: looked in {place}"));
+            }
+        }
+    }
+
+    /// Each warning (`-v`), or how many there were.
+    fn tell_warnings(&self, input: &Path, warnings: &[String]) {
+        let shown = input.display();
+        if self.verbose {
+            for w in warnings {
+                self.report.note(&format!("warning: {shown}: {w}"));
+            }
+        } else if !warnings.is_empty() {
+            self.report.note(&format!(
+                "warning: {shown}: {} problem(s) in the file (damaged or unsupported sections); some records may be missing (-v lists them)",
+                warnings.len()
+            ));
+        }
+    }
+
+    fn write(
+        &self,
+        input: &Path,
+        module: &crate::Module,
+        to: &Destination,
+    ) -> Result<Option<PathBuf>, Failure> {
+        let path = match to {
+            Destination::Stdout => return write_stdout(module).map(|()| None),
+            Destination::File(file) => file.clone(),
+            Destination::Store(dir) => crate::store_path(dir, module)
+                .map_err(|e| Failure::Message(format!("{}: {e}", input.display())))?,
+        };
+        let fail =
+            |e: io::Error| Failure::Message(format!("{}: cannot write: {e}", path.display()));
+        let mut file = AtomicFile::create(&path).map_err(fail)?;
+        crate::write_module(module, file.writer()).map_err(fail)?;
+        file.commit().map_err(fail)?;
+        if self.verbose {
+            self.report.note(&format!("wrote {}", path.display()));
+        }
+        Ok(Some(path))
+    }
+
+    /// Sends the symbol files at `paths`; false if any failed (each failure is named).
+    pub fn upload(&self, uploader: &Uploader, paths: &[PathBuf]) -> bool {
+        let mut files = Vec::with_capacity(paths.len());
+        let mut failed = 0usize;
+        for p in paths {
+            match SymbolFile::read(p) {
+                Ok(f) => files.push(f),
+                Err(e) => {
+                    self.report.error(&format!("error: upload: {e}"));
+                    failed += 1;
+                }
+            }
+        }
+        let (mut sent, mut there) = (0usize, 0usize);
+        for (what, result) in uploader.send(&files) {
+            match result {
+                Ok(Sent::Uploaded) => sent += 1,
+                Ok(Sent::AlreadyThere) => there += 1,
+                Err(_) => failed += 1,
+            }
+            self.tell_sent(&what, &result);
+        }
+        self.report.note(&format!(
+            "upload to {}: {sent} sent, {there} already there, {failed} failed",
+            uploader.url
+        ));
+        failed == 0
+    }
+
+    fn tell_sent(&self, what: &str, result: &Result<Sent, String>) {
+        match result {
+            Ok(Sent::Uploaded) if self.verbose => self.report.note(&format!("uploaded {what}")),
+            Ok(Sent::AlreadyThere) if self.verbose => {
+                self.report.note(&format!("{what}: already on the server"))
+            }
+            Ok(_) => {}
+            Err(e) => self.report.error(&format!("error: uploading {what}: {e}")),
+        }
+    }
+}
+
+/// The dumps one file makes: one per slice of a universal Mach-O (unless `--arch` picks
+/// one), else one.
+fn slices(opts: &Options, file: &Path) -> Vec<Options> {
+    match (&opts.arch, crate::architectures(file)) {
+        (None, Ok(arches)) if arches.len() > 1 => arches
+            .into_iter()
+            .map(|arch| Options {
+                arch: Some(arch),
+                ..opts.clone()
+            })
+            .collect(),
+        _ => vec![opts.clone()],
+    }
+}
+
+/// Whether the symbol file `opts` would write for `file` is already in `store`.
+fn already_stored(opts: &Options, store: &Path, file: &Path) -> bool {
+    let header = Options {
+        header_only: true,
+        ..opts.clone()
+    };
+    crate::dump(file, &header)
+        .is_ok_and(|d| crate::store_path(store, &d.module).is_ok_and(|p| p.is_file()))
+}
+
+fn write_stdout(module: &crate::Module) -> Result<(), Failure> {
+    let stdout = io::stdout();
+    let mut out = io::BufWriter::with_capacity(1 << 16, stdout.lock());
+    match crate::write_module(module, &mut out).and_then(|()| out.flush()) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Err(Failure::BrokenPipe),
+        Err(e) => Err(Failure::Message(format!("standard output: {e}"))),
+    }
+}

@@ -1,0 +1,301 @@
+//! The command line: flags parsed by clap, then checked and turned into what to do
+//! ([`Mode`]) and the library's [`Options`].
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::Parser;
+use dumpsyms::Options;
+use dumpsyms::batch::Destination;
+use dumpsyms::fetch::debuginfod::Debuginfod;
+use dumpsyms::fetch::symsrv::SymbolPath;
+use dumpsyms::upload::Uploader;
+
+/// Writes Breakpad symbol files (.sym) from ELF, Mach-O and PE binaries with their DWARF
+/// or PDB debug info.
+///
+/// Without --store, the first PATH is the binary and any further PATHs are directories to
+/// search for its separate debug file, as with Breakpad's dump_syms; a further PATH that
+/// is a file is the PDB of a PE (or the PE of a PDB). With --store, every
+/// PATH is a binary to dump, or a directory whose object files are all dumped.
+#[derive(Parser, Debug)]
+#[command(name = "dumpsyms", version, max_term_width = 100)]
+pub struct Cli {
+    /// Output the module header (MODULE and INFO records) only
+    #[arg(short = 'i')]
+    header_only: bool,
+    /// Do not write STACK CFI records
+    #[arg(short = 'c')]
+    no_cfi: bool,
+    /// Write INLINE_ORIGIN and INLINE records for inlined calls
+    #[arg(short = 'd', long = "inlines")]
+    inlines: bool,
+    /// Write the optional 'm' field on FUNC and PUBLIC records whose address several
+    /// symbols share
+    #[arg(short = 'm')]
+    multiple: bool,
+    /// Module name to write instead of the file's basename
+    #[arg(short = 'n', value_name = "NAME")]
+    name: Option<String>,
+    /// Operating system to write instead of Linux
+    #[arg(short = 'o', value_name = "OS")]
+    os: Option<String>,
+    /// Debug id to write instead of the one computed from the build ID
+    #[arg(short = 'b', value_name = "ID")]
+    id: Option<String>,
+    /// Keep absolute addresses instead of making them relative to the load address
+    #[arg(short = 'a')]
+    keep_load_address: bool,
+    /// Do not follow DWARF references between compilation units
+    #[arg(short = 'r')]
+    no_cross_unit_refs: bool,
+    /// Print every warning (damaged or unsupported debug info) to stderr
+    #[arg(short = 'v')]
+    verbose: bool,
+    /// Write the symbol file to FILE (atomically) instead of standard output
+    #[arg(long, value_name = "FILE", conflicts_with = "store")]
+    output: Option<PathBuf>,
+    /// Write each symbol file to DIR/<name>/<debug id>/<name>.sym, the symbol-server layout;
+    /// a PATH that is a directory is walked and each object file in it dumped
+    #[arg(long, value_name = "DIR")]
+    store: Option<PathBuf>,
+    /// Send each symbol file written to the symbol server at URL (with --store or
+    /// --output); a key or token comes from DUMPSYMS_UPLOAD_TOKEN
+    #[arg(long, value_name = "URL")]
+    upload: Option<String>,
+    /// The server's protocol: sym-upload-v1 (Breakpad's multipart POST), sym-upload-v2
+    /// (Google's, API key) or tecken (Mozilla's, zips and Auth-Token)
+    #[arg(
+        long = "upload-protocol",
+        value_name = "PROTOCOL",
+        default_value = "sym-upload-v1",
+        requires = "upload"
+    )]
+    upload_protocol: dumpsyms::upload::Protocol,
+    /// With --store: leave inputs whose symbol file is already in the store alone
+    #[arg(long = "skip-existing", requires = "store")]
+    skip_existing: bool,
+    /// No progress bar, summary or warnings; errors only
+    #[arg(short = 'q', long = "quiet", conflicts_with = "verbose")]
+    quiet: bool,
+    /// A directory to search for separate debug files (repeatable)
+    #[arg(long = "debug-dir", value_name = "DIR")]
+    debug_dirs: Vec<PathBuf>,
+    /// Rewrite FILE paths starting with OLD to start with NEW instead, after normalizing
+    /// them (repeatable; the first match wins, as with -fdebug-prefix-map)
+    #[arg(long = "prefix-map", value_name = "OLD=NEW", value_parser = dumpsyms::paths::parse_prefix_map)]
+    prefix_map: Vec<(String, String)>,
+    /// Add an 'INFO KEY value' record, e.g. --extra-info 'VERSION 1.2.3' (repeatable)
+    #[arg(long = "extra-info", value_name = "'KEY value'", value_parser = dumpsyms::parse_extra_info)]
+    extra_info: Vec<(String, String)>,
+    /// Where to find PDBs, in _NT_SYMBOL_PATH syntax: SRV*CACHE*URL fetches
+    /// <URL>/<pdb>/<id>/<pdb> into CACHE; a plain directory is searched (repeatable;
+    /// default: $_NT_SYMBOL_PATH)
+    #[arg(long = "symbol-server", value_name = "SRV*CACHE*URL")]
+    symbol_server: Vec<String>,
+    /// Give up on a symbol server after SECS without progress (no data, or under 100
+    /// bytes); as DEBUGINFOD_TIMEOUT does for debuginfod [default: 10]
+    #[arg(long = "server-timeout", value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..))]
+    server_timeout: Option<u64>,
+    /// Give up on a symbol-server download after SECS in all (DEBUGINFOD_MAXTIME's rule)
+    #[arg(long = "server-max-time", value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..))]
+    server_max_time: Option<u64>,
+    /// Refuse symbol-server files larger than BYTES (DEBUGINFOD_MAXSIZE's rule)
+    /// [default: 4 GiB]
+    #[arg(long = "server-max-size", value_name = "BYTES", value_parser = clap::value_parser!(u64).range(1..))]
+    server_max_size: Option<u64>,
+    /// Do not fetch missing debug files from the debuginfod servers in DEBUGINFOD_URLS
+    #[arg(long = "no-debuginfod")]
+    no_debuginfod: bool,
+    /// The slice of a universal (fat) Mach-O binary to dump: x86_64, arm64, x86 (i386)
+    #[arg(long, value_name = "ARCH")]
+    arch: Option<String>,
+    /// Print the architectures of each input (the slices of a universal binary) and exit
+    #[arg(long = "list-arch")]
+    list_arch: bool,
+    /// Number of threads (default: one per CPU); the output is the same for any number
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    jobs: Option<u16>,
+    /// The binary [and debug directories], or with --store the binaries
+    #[arg(required = true, value_name = "PATH")]
+    paths: Vec<PathBuf>,
+}
+
+/// What a run does.
+pub enum Mode {
+    /// Print the architectures of each input.
+    ListArch(Vec<PathBuf>),
+    /// Dump one input to standard output or a file.
+    One { input: PathBuf, to: Destination },
+    /// Dump inputs and trees into a symbol store.
+    Store {
+        paths: Vec<PathBuf>,
+        store: PathBuf,
+        skip_existing: bool,
+    },
+}
+
+/// A checked command line.
+pub struct Run {
+    pub mode: Mode,
+    pub opts: Options,
+    pub uploader: Option<Uploader>,
+    pub verbose: bool,
+    pub quiet: bool,
+}
+
+/// A command line that cannot run: the message, and whether it is a usage error
+/// (exit code 2) rather than a failure.
+pub struct Refused {
+    pub message: String,
+    pub usage: bool,
+}
+
+fn usage(message: String) -> Refused {
+    Refused {
+        message,
+        usage: true,
+    }
+}
+
+impl Cli {
+    /// Checks the flags together and builds what the run needs.
+    pub fn into_run(self) -> Result<Run, Refused> {
+        let symbol_path = self.symbol_path()?;
+        // --list-arch reads the inputs and nothing else.
+        if !self.list_arch {
+            self.check_debug_id()?;
+        }
+        let uploader = match self.list_arch {
+            true => None,
+            false => self.uploader()?,
+        };
+        let mode = self.mode()?;
+        let opts = self.options(symbol_path);
+        Ok(Run {
+            mode,
+            opts,
+            uploader,
+            verbose: self.verbose,
+            quiet: self.quiet,
+        })
+    }
+
+    fn mode(&self) -> Result<Mode, Refused> {
+        if self.list_arch {
+            return Ok(Mode::ListArch(self.paths.clone()));
+        }
+        if let Some(store) = &self.store {
+            return Ok(Mode::Store {
+                paths: self.paths.clone(),
+                store: store.clone(),
+                skip_existing: self.skip_existing,
+            });
+        }
+        let input = self.paths[0].clone();
+        if input.is_dir() && !dumpsyms::tree::is_dsym_bundle(&input) {
+            return Err(Refused {
+                message: format!(
+                    "{}: is a directory; to dump every object file under it, use --store DIR",
+                    input.display()
+                ),
+                usage: false,
+            });
+        }
+        let to = match &self.output {
+            Some(file) => Destination::File(file.clone()),
+            None => Destination::Stdout,
+        };
+        Ok(Mode::One { input, to })
+    }
+
+    /// Without --store, the paths after the first are debug directories, and a file
+    /// among them is the other half of a Windows module (the PDB of a PE, or its PE).
+    fn search_paths(&self) -> (Vec<PathBuf>, Option<PathBuf>) {
+        if self.store.is_some() || self.list_arch {
+            return (self.debug_dirs.clone(), None);
+        }
+        let mut dirs = self.paths[1..].to_vec();
+        let companion = dirs
+            .iter()
+            .position(|p| p.is_file())
+            .map(|i| dirs.remove(i));
+        dirs.extend(self.debug_dirs.iter().cloned());
+        (dirs, companion)
+    }
+
+    fn check_debug_id(&self) -> Result<(), Refused> {
+        match &self.id {
+            Some(id) if id.is_empty() || id.contains(char::is_whitespace) => Err(usage(
+                "-b: a debug id cannot be empty or contain spaces".into(),
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    fn options(&self, symbol_path: Option<SymbolPath>) -> Options {
+        let (debug_dirs, companion) = self.search_paths();
+        Options {
+            header_only: self.header_only,
+            cfi: !self.no_cfi,
+            inlines: self.inlines,
+            multiple_field: self.multiple,
+            name: self.name.clone(),
+            os: self.os.clone(),
+            debug_id: self.id.clone(),
+            keep_load_address: self.keep_load_address,
+            cross_unit_refs: !self.no_cross_unit_refs,
+            debug_dirs,
+            arch: self.arch.clone(),
+            source_paths: dumpsyms::paths::SourcePaths {
+                prefix_map: self.prefix_map.clone(),
+            },
+            extra_info: self.extra_info.clone(),
+            debuginfod: if self.no_debuginfod {
+                None
+            } else {
+                Debuginfod::from_env()
+            },
+            symbol_path,
+            companion,
+            jobs: self.jobs.map(usize::from),
+        }
+    }
+
+    /// `--symbol-server`, else `_NT_SYMBOL_PATH`, with the server limits.
+    fn symbol_path(&self) -> Result<Option<SymbolPath>, Refused> {
+        let spec = if self.symbol_server.is_empty() {
+            std::env::var("_NT_SYMBOL_PATH").unwrap_or_default()
+        } else {
+            self.symbol_server.join(";")
+        };
+        let mut path =
+            SymbolPath::parse(&spec).map_err(|e| usage(format!("--symbol-server: {e}")))?;
+        if path.stores.is_empty() {
+            return Ok(None);
+        }
+        let limits = &mut path.limits;
+        if let Some(t) = self.server_timeout {
+            limits.timeout = Duration::from_secs(t);
+        }
+        limits.max_time = self.server_max_time.map(Duration::from_secs);
+        if let Some(n) = self.server_max_size {
+            limits.max_size = n;
+        }
+        Ok(Some(path))
+    }
+
+    fn uploader(&self) -> Result<Option<Uploader>, Refused> {
+        let Some(url) = &self.upload else {
+            return Ok(None);
+        };
+        if self.store.is_none() && self.output.is_none() {
+            return Err(usage(
+                "--upload sends the files written: use it with --store or --output".into(),
+            ));
+        }
+        Uploader::new(url, self.upload_protocol)
+            .map(Some)
+            .map_err(usage)
+    }
+}
