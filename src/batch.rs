@@ -220,13 +220,9 @@ impl Batch<'_> {
     ) -> Result<Option<PathBuf>, Failure> {
         let result = crate::dump(input, opts).map_err(|e| Failure::Message(e.to_string()))?;
         self.tell_where_debug_info_came_from(input, &result);
-        let written = self.write(input, &result.module, to);
-        // Reported after writing: unwind records that cannot be expressed are only found
-        // while they are rendered.
-        let mut warnings = result.warnings.0.clone();
-        if let Some(cfi) = &result.module.cfi {
-            warnings.extend(cfi.skipped());
-        }
+        let mut warnings = result.warnings.0;
+        // Warnings are told after writing: it finds some of them.
+        let written = self.write(input, &result.module, to, &mut warnings);
         self.tell_warnings(input, &warnings);
         written
     }
@@ -278,14 +274,19 @@ impl Batch<'_> {
         }
     }
 
+    /// Writes `module` to `to`, adding what writing left out to `warnings`.
     fn write(
         &self,
         input: &Path,
         module: &crate::Module,
         to: &Destination,
+        warnings: &mut Vec<String>,
     ) -> Result<Option<PathBuf>, Failure> {
         let path = match to {
-            Destination::Stdout => return write_stdout(module).map(|()| None),
+            Destination::Stdout => {
+                warnings.extend(write_stdout(module)?);
+                return Ok(None);
+            }
             Destination::File(file) => file.clone(),
             Destination::Store(dir) => crate::store_path(dir, module)
                 .map_err(|e| Failure::Message(format!("{}: {e}", input.display())))?,
@@ -293,8 +294,9 @@ impl Batch<'_> {
         let fail =
             |e: io::Error| Failure::Message(format!("{}: cannot write: {e}", path.display()));
         let mut file = AtomicFile::create(&path).map_err(fail)?;
-        crate::write_module(module, file.writer()).map_err(fail)?;
+        let left_out = crate::write_module(module, file.writer()).map_err(fail)?;
         file.commit().map_err(fail)?;
+        warnings.extend(left_out);
         if self.verbose {
             self.report.note(&format!("wrote {}", path.display()));
         }
@@ -367,11 +369,13 @@ fn already_stored(opts: &Options, store: &Path, file: &Path) -> bool {
         .is_ok_and(|d| crate::store_path(store, &d.module).is_ok_and(|p| p.is_file()))
 }
 
-fn write_stdout(module: &crate::Module) -> Result<(), Failure> {
+/// Writes `module` to standard output; what writing left out.
+fn write_stdout(module: &crate::Module) -> Result<Vec<String>, Failure> {
     let stdout = io::stdout();
     let mut out = io::BufWriter::with_capacity(1 << 16, stdout.lock());
-    match crate::write_module(module, &mut out).and_then(|()| out.flush()) {
-        Ok(()) => Ok(()),
+    let written = crate::write_module(module, &mut out);
+    match written.and_then(|left_out| out.flush().map(|()| left_out)) {
+        Ok(left_out) => Ok(left_out),
         Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Err(Failure::BrokenPipe),
         Err(e) => Err(Failure::Message(format!("standard output: {e}"))),
     }

@@ -9,12 +9,16 @@
 
 pub mod batch;
 pub mod body;
+pub mod breakpad;
 pub mod debugfile;
 pub mod debuginfo;
 pub mod demangle;
 pub mod dwarf;
 pub mod error;
 pub mod fetch;
+/// Entry points for the fuzz targets (`fuzz/`): built only for them and the tests
+/// (feature `fuzzing`).
+#[cfg(any(feature = "fuzzing", test))]
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod identity;
@@ -31,13 +35,13 @@ pub mod unwind;
 pub mod upload;
 mod windows;
 mod workers;
-pub mod write;
 
 use std::path::{Path, PathBuf};
 
+pub use breakpad::store::{store_path, sym_file_name};
+pub use breakpad::write_module;
 pub use error::{Error, ErrorKind, Warnings};
 pub use module::Module;
-pub use write::write_module;
 
 /// What to dump and how.
 #[derive(Debug, Clone)]
@@ -126,28 +130,6 @@ pub fn architectures(path: &Path) -> Result<Vec<String>, Error> {
         return Ok(vec![pdb::identify(&path, input.bytes())?.arch.to_string()]);
     }
     load::architectures(&input)
-}
-
-/// The file name of a module's symbol file in a symbol store: `<name>.sym`, where a
-/// Windows module's `.pdb` gives way to `.sym` (`app.pdb/<id>/app.sym`), as symbol
-/// servers and rust-minidump's lookup have it.
-pub fn sym_file_name(module_name: &str) -> String {
-    let n = module_name;
-    let leaf = match n.len().checked_sub(4) {
-        Some(i) if n.is_char_boundary(i) && n[i..].eq_ignore_ascii_case(".pdb") => &n[..i],
-        _ => n,
-    };
-    format!("{leaf}.sym")
-}
-
-/// Where `module` goes in the symbol store `store`: `<name>/<debug id>/<file>` (see
-/// [`sym_file_name`]). Refused when the name or id, both read from the input, is not a
-/// safe single path component (`..`, separators, control characters): the file must
-/// land inside the store or nowhere.
-pub fn store_path(store: &Path, module: &Module) -> Result<PathBuf, String> {
-    let name = untrusted::path_component(&module.name, "module name")?;
-    let id = untrusted::path_component(&module.debug_id, "debug id")?;
-    Ok(store.join(name).join(id).join(sym_file_name(name)))
 }
 
 /// Parses an `--extra-info` argument, `KEY value`: the key is upper-cased and must be one

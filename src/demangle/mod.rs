@@ -28,7 +28,7 @@ pub enum Lang {
 /// Every demangler here recurses once per level of nesting in the name, and a crafted
 /// name (4,000 nested template arguments, a 21,000-long pointer chain) overflowed the
 /// stack, which aborts the process. Each runs on a stack grown to what its input can
-/// need ([`stack_for`]), whatever thread calls, so a library caller's small thread is
+/// need (`stack_for`), whatever thread calls, so a library caller's small thread is
 /// as safe as the CLI's workers.
 pub fn demangle(raw: &str, lang: Lang) -> String {
     if too_deep(raw) {

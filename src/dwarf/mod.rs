@@ -1,6 +1,6 @@
 //! DWARF: functions, their lines and inline trees, extracted per compilation unit in
-//! parallel as `.debug_info` streams in ([`stream`]), each unit's names resolved by the
-//! worker that read it ([`resolve`]), and merged into compact records
+//! parallel as `.debug_info` streams in (`stream.rs`), each unit's names resolved by the
+//! worker that read it (`resolve.rs`), and merged into compact records
 //! ([`crate::body`]). Memory holds the sections read at random (strings, line
 //! programs, ranges, abbreviations), the units in flight and the encoded records, never
 //! all of `.debug_info` or an index of all its DIEs.
@@ -13,8 +13,10 @@ mod stream;
 pub(crate) mod sup;
 mod unit;
 
+#[cfg(any(feature = "fuzzing", test))]
 pub(crate) use stream::split_streamed;
 
+#[cfg(any(feature = "fuzzing", test))]
 /// Reads `data` as `.gnu_debugaltlink` and as `.debug_sup` (both flags): the path each
 /// names. For the fuzz targets.
 pub(crate) fn parse_link(data: &[u8]) -> Vec<String> {

@@ -271,6 +271,7 @@ impl Budget {
     }
 }
 
+#[cfg(any(feature = "fuzzing", test))]
 /// Splits `data`, the bytes of a `.debug_info` section, into units the way a
 /// zlib-compressed section is: compressed here, then inflated as a stream and cut as it
 /// arrives. For the fuzz targets: returns each unit's offset and length.

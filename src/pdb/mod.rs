@@ -1,8 +1,8 @@
 //! PDB: the second source of debug information beside DWARF. Functions, their line
 //! rows and inline sites come from the module streams, read in parallel
-//! ([`functions`]); inline origins are named from the IPI and TPI streams ([`names`]);
+//! (`functions.rs`); inline origins are named from the IPI and TPI streams (`names.rs`);
 //! publics from the global symbol stream; x86 frame data becomes STACK WIN records
-//! ([`frames`]). Everything comes out as the format-neutral records of
+//! (`frames.rs`). Everything comes out as the format-neutral records of
 //! [`crate::debuginfo`], with RVAs for addresses.
 
 mod contain;

@@ -5,7 +5,7 @@
 //! written: in parallel, a bounded chunk of FDEs at a time, each chunk written in order,
 //! so CFI text for tens of thousands of functions is never held in memory and the output
 //! does not depend on the thread count. An FDE that cannot be expressed is left out whole
-//! and reported by [`CfiSource::skipped`].
+//! and returned by [`CfiSource::write`].
 
 mod compact;
 mod exidx;
@@ -13,7 +13,7 @@ mod expr;
 mod pe_arm64;
 mod pe_x64;
 mod regs;
-mod rows;
+pub(crate) mod rows;
 pub mod stack_win;
 mod vm;
 
@@ -31,6 +31,7 @@ pub use regs::CfiArch;
 use regs::Numbering;
 use vm::{CfaRule, Factors, Rule, RuleSet};
 
+use crate::breakpad::cfi;
 use crate::error::Warnings;
 use crate::identity::Layout;
 use crate::load::Object;
@@ -156,8 +157,6 @@ pub struct CfiSource {
     /// Bytes of STACK CFI the whole file may write, and the file's size it comes from.
     allowance: u64,
     input_len: u64,
-    /// FDEs left out by the last write, and why.
-    skipped: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
 }
 
 /// A row's rules as written: `(sort key, register, postfix)`, `.cfa` and `.ra` first.
@@ -229,7 +228,6 @@ pub fn extract(
         bias,
         allowance: file_allowance(obj.data.len() as u64),
         input_len: obj.data.len() as u64,
-        skipped: Default::default(),
     };
     let plt = plt_ranges(obj);
     let compact = compact_entries(obj, cfi_arch, layout, warnings);
@@ -617,8 +615,9 @@ impl CfiSource {
         s
     }
 
-    /// Writes every FDE as STACK CFI records.
-    pub fn write(&self, w: &mut dyn Write) -> io::Result<()> {
+    /// Writes every FDE as STACK CFI records; what was left out, and why (unwind
+    /// records that cannot be expressed are only found while they are rendered).
+    pub fn write(&self, w: &mut dyn Write) -> io::Result<Vec<String>> {
         let mut skipped = Vec::new();
         let mut written = 0u64;
         let mut rest = &self.items[..];
@@ -678,16 +677,7 @@ impl CfiSource {
             }
             rest = tail;
         }
-        *self.skipped.lock().unwrap_or_else(|e| e.into_inner()) = skipped;
-        Ok(())
-    }
-
-    /// The FDEs the last [`CfiSource::write`] left out, and why.
-    pub fn skipped(&self) -> Vec<String> {
-        self.skipped
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone()
+        Ok(skipped)
     }
 
     /// A compact unwind entry: one INIT record for the whole function.
@@ -732,7 +722,7 @@ impl CfiSource {
     fn write_pe_rows(&self, len: u32, rows: &[rows::Row], w: &mut Vec<u8>) -> Result<(), FdeError> {
         let base = self.pe_image.base;
         let address = |rva: u32| base.wrapping_add(u64::from(rva)).wrapping_sub(self.bias);
-        rows::write(rows, len, address, w)?;
+        crate::breakpad::cfi::write_rows(rows, len, address, w);
         Ok(())
     }
 
@@ -744,16 +734,9 @@ impl CfiSource {
         end: u64,
         rules: Vec<(String, String)>,
     ) -> Result<(), FdeError> {
-        write!(
-            w,
-            "STACK CFI INIT {:x} {:x}",
-            start.wrapping_sub(self.bias),
-            end.wrapping_sub(start)
-        )?;
-        for (name, value) in rules {
-            write!(w, " {name}: {value}")?;
-        }
-        writeln!(w)?;
+        let address = start.wrapping_sub(self.bias);
+        let record = crate::breakpad::cfi::init_record(address, end.wrapping_sub(start), &rules);
+        w.write_all(record.as_bytes())?;
         Ok(())
     }
 
@@ -883,27 +866,23 @@ impl CfiSource {
                 // every FDE, and formatting each rule through `write!` was most of its time.
                 line.clear();
                 if first {
-                    line.push_str("STACK CFI INIT ");
-                    push_hex(&mut line, address);
-                    line.push(' ');
-                    push_hex(&mut line, fde.len());
+                    cfi::begin_init(&mut line, address, fde.len());
                     for (_, name, value) in &current {
-                        push_rule(&mut line, name, value);
+                        cfi::push_rule(&mut line, name, value);
                     }
                     first = false;
                 } else if current != prev {
-                    line.push_str("STACK CFI ");
-                    push_hex(&mut line, address);
+                    cfi::begin_change(&mut line, address);
                     for (key, name, value) in &current {
                         if !prev.iter().any(|(k, _, v)| k == key && v == value) {
-                            push_rule(&mut line, name, value);
+                            cfi::push_rule(&mut line, name, value);
                         }
                     }
                     // A rule that went back to its default (restore, restore_state) is
                     // written out, or the walker would keep the old one.
                     for (key, name, _) in &prev {
                         if !current.iter().any(|(k, _, _)| k == key) {
-                            push_rule(&mut line, name, name);
+                            cfi::push_rule(&mut line, name, name);
                         }
                     }
                 } else {
@@ -923,21 +902,6 @@ impl CfiSource {
         }
         Ok(())
     }
-}
-
-/// ` name: value`
-fn push_rule(line: &mut String, name: &str, value: &str) {
-    line.push(' ');
-    line.push_str(name);
-    line.push_str(": ");
-    line.push_str(value);
-}
-
-/// Lower-case hex, as `{:x}` writes it.
-fn push_hex(line: &mut String, v: u64) {
-    use std::fmt::Write as _;
-    // Writing into a String cannot fail.
-    let _ = write!(line, "{v:x}");
 }
 
 /// Bytes of STACK CFI a file of `input_len` bytes may write.
@@ -1045,6 +1009,7 @@ impl Renderer {
     }
 }
 
+#[cfg(any(feature = "fuzzing", test))]
 /// Indexes and renders `data` as a whole `.eh_frame` (or `.debug_frame`) section of a
 /// little-endian `arch` image whose code is everywhere and the first 64 KiB of it a PLT:
 /// the STACK CFI it gives and the FDEs left out. For the fuzz targets (see
@@ -1085,7 +1050,6 @@ pub(crate) fn render_section(
         bias: 0,
         allowance: file_allowance(data.len() as u64),
         input_len: data.len() as u64,
-        skipped: Default::default(),
     };
     let layout = Layout {
         load_address: 0,
@@ -1098,13 +1062,13 @@ pub(crate) fn render_section(
         .map(Item::Fde)
         .collect();
     let mut out = Vec::new();
-    // Writing to a Vec cannot fail.
-    let _ = source.write(&mut out);
     let mut notes = warnings.0;
-    notes.extend(source.skipped());
+    // Writing to a Vec cannot fail.
+    notes.extend(source.write(&mut out).unwrap_or_default());
     (out, notes)
 }
 
+#[cfg(any(feature = "fuzzing", test))]
 /// Translates `expr` as a CFA or register rule of `arch`, at `pc` if given. For the fuzz
 /// targets.
 pub(crate) fn translate_expression(expr: &[u8], arch: CfiArch, pc: Option<u64>) -> Option<String> {
@@ -1128,6 +1092,7 @@ pub(crate) fn translate_expression(expr: &[u8], arch: CfiArch, pc: Option<u64>) 
     cfa.or(rule)
 }
 
+#[cfg(any(feature = "fuzzing", test))]
 /// Decodes every entry of `exidx` (a `.ARM.exidx` section at 0x8000, with `extab` as its
 /// `.ARM.extab` at 0x9000, in code that ends at 0x8000): the rules of those that unwind.
 /// For the fuzz targets.
@@ -1147,9 +1112,11 @@ pub(crate) fn decode_exidx(exidx: &[u8], extab: &[u8]) -> Vec<Vec<(String, Strin
         .collect()
 }
 
+#[cfg(any(feature = "fuzzing", test))]
 /// One function's rows as offsets from its start, or why it has none.
 pub(crate) type PeRows = Result<Vec<(u32, Vec<(String, String)>)>, String>;
 
+#[cfg(any(feature = "fuzzing", test))]
 /// Reads `pdata` as a Windows `.pdata` table (x64 or arm64) whose unwind information
 /// is in `image`, a section at RVA 0x2000, and returns each entry's rows. For the fuzz
 /// targets.
@@ -1176,6 +1143,7 @@ pub(crate) fn pe_rows(pdata: &[u8], image: &[u8], arm64: bool) -> Vec<PeRows> {
     }
 }
 
+#[cfg(any(feature = "fuzzing", test))]
 /// Decodes `data` as a Mach-O `__unwind_info` section and every entry's encoding for
 /// each architecture compact unwind has. For the fuzz targets.
 pub(crate) fn decode_compact(data: &[u8]) -> usize {
@@ -1214,12 +1182,11 @@ mod tests {
         let input = input("x86_64/cpp-gcc-O2-dwarf5");
         let mut cfi = source(&input);
         let mut all = Vec::new();
-        cfi.write(&mut all).unwrap();
-        assert!(cfi.skipped().is_empty());
+        assert!(cfi.write(&mut all).unwrap().is_empty());
         // Room for about half: whole functions are written up to it, then none.
         cfi.allowance = all.len() as u64 / 2;
         let mut cut = Vec::new();
-        cfi.write(&mut cut).unwrap();
+        let skipped = cfi.write(&mut cut).unwrap();
         assert!(all.starts_with(&cut));
         assert!(
             cut.len() as u64 <= cfi.allowance && cut.len() as u64 + 512 > cfi.allowance,
@@ -1230,7 +1197,6 @@ mod tests {
         );
         let text = String::from_utf8(cut).unwrap();
         assert!(text.ends_with('\n'));
-        let skipped = cfi.skipped();
         assert_eq!(skipped.len(), 1, "{skipped:?}");
         assert!(skipped[0].contains("STACK CFI stops"), "{skipped:?}");
     }

@@ -1,8 +1,6 @@
 //! STACK WIN: x86 frame data from a PDB (FPO records and `FrameData` program strings),
 //! the form Breakpad's and rust-minidump's x86 walkers read for Windows code.
 
-use std::io::{self, Write};
-
 /// One `STACK WIN` record.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub struct StackWin {
@@ -20,28 +18,4 @@ pub struct StackWin {
     pub program: Option<String>,
     /// FPO: whether the function uses `ebp` as a general register.
     pub allocates_base_pointer: bool,
-}
-
-/// Writes `records` (sorted by address).
-pub fn write(records: &[StackWin], w: &mut dyn Write) -> io::Result<()> {
-    for r in records {
-        write!(
-            w,
-            "STACK WIN {:x} {:x} {:x} {:x} {:x} {:x} {:x} {:x} {:x} ",
-            r.kind,
-            r.rva,
-            r.code_size,
-            r.prolog_size,
-            r.epilog_size,
-            r.params_size,
-            r.saved_regs_size,
-            r.locals_size,
-            r.max_stack_size
-        )?;
-        match &r.program {
-            Some(p) => writeln!(w, "1 {p}")?,
-            None => writeln!(w, "0 {}", u8::from(r.allocates_base_pointer))?,
-        }
-    }
-    Ok(())
 }

@@ -99,12 +99,7 @@ impl SymbolFile {
 
     /// `<name>/<debug id>/<name>.sym`, its place in a symbol store.
     pub fn store_path(&self) -> String {
-        format!(
-            "{}/{}/{}",
-            self.name,
-            self.debug_id,
-            crate::sym_file_name(&self.name)
-        )
+        crate::breakpad::store::relative_path(&self.name, &self.debug_id)
     }
 
     fn len(&self) -> Result<u64, String> {

@@ -1,4 +1,6 @@
-//! The Breakpad text format: the only place that knows its syntax. Records are streamed
+//! The Breakpad text format: the only place that knows its syntax. STACK CFI records'
+//! text is made in `cfi.rs`; the postfix expressions of their rules are translated from
+//! DWARF by [`crate::unwind`], which writes through it. Records are streamed
 //! into the writer it is handed, in the order MODULE, INFO, FILE, INLINE_ORIGIN, FUNC
 //! (with its INLINE and line records), PUBLIC, then STACK records.
 //!
@@ -11,6 +13,10 @@ use std::io::{self, Write};
 use rayon::prelude::*;
 
 use crate::module::{Function, Module};
+use crate::unwind::stack_win::StackWin;
+
+pub(crate) mod cfi;
+pub mod store;
 
 /// Functions formatted together: enough to keep every core busy, few enough that the
 /// chunk's text stays a few MB.
@@ -19,8 +25,10 @@ const FUNC_CHUNK: usize = 2048;
 /// The `INFO GENERATOR` value.
 pub const GENERATOR: &str = concat!("dumpsyms ", env!("CARGO_PKG_VERSION"));
 
-/// Writes `module` as a Breakpad symbol file.
-pub fn write_module(m: &Module, w: &mut dyn Write) -> io::Result<()> {
+/// Writes `module` as a Breakpad symbol file. Returns what had to be left out while
+/// writing, and why: unwind records that cannot be expressed in the format, or past the
+/// output the input's size allows, are only found as they are rendered.
+pub fn write_module(m: &Module, w: &mut dyn Write) -> io::Result<Vec<String>> {
     writeln!(w, "MODULE {} {} {} {}", m.os, m.arch, m.debug_id, m.name)?;
     if let Some(code_id) = &m.code_id {
         writeln!(w, "INFO CODE_ID {code_id}")?;
@@ -30,7 +38,7 @@ pub fn write_module(m: &Module, w: &mut dyn Write) -> io::Result<()> {
         writeln!(w, "INFO {key} {value}")?;
     }
     if m.header_only {
-        return Ok(());
+        return Ok(Vec::new());
     }
     for (i, f) in m.files.iter().enumerate() {
         writeln!(w, "FILE {i} {f}")?;
@@ -63,9 +71,33 @@ pub fn write_module(m: &Module, w: &mut dyn Write) -> io::Result<()> {
             p.name
         )?;
     }
-    crate::unwind::stack_win::write(&m.stack_win, w)?;
-    if let Some(cfi) = &m.cfi {
-        cfi.write(w)?;
+    write_stack_win(&m.stack_win, w)?;
+    match &m.cfi {
+        Some(cfi) => cfi.write(w),
+        None => Ok(Vec::new()),
+    }
+}
+
+/// Writes `records` (sorted by address).
+fn write_stack_win(records: &[StackWin], w: &mut dyn Write) -> io::Result<()> {
+    for r in records {
+        write!(
+            w,
+            "STACK WIN {:x} {:x} {:x} {:x} {:x} {:x} {:x} {:x} {:x} ",
+            r.kind,
+            r.rva,
+            r.code_size,
+            r.prolog_size,
+            r.epilog_size,
+            r.params_size,
+            r.saved_regs_size,
+            r.locals_size,
+            r.max_stack_size
+        )?;
+        match &r.program {
+            Some(p) => writeln!(w, "1 {p}")?,
+            None => writeln!(w, "0 {}", u8::from(r.allocates_base_pointer))?,
+        }
     }
     Ok(())
 }

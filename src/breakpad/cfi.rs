@@ -1,0 +1,158 @@
+//! STACK CFI records: `STACK CFI INIT <address> <size> <rules>` where a function's
+//! unwind rules start, `STACK CFI <address> <rules>` where they change, each rule
+//! `<register>: <postfix expression>` (see docs/breakpad-symbol-files.md). The unwind
+//! readers hand over rows; the records' text is made here alone.
+//!
+//! Lines are assembled in a `String` and written once: this runs for every row of every
+//! function, and formatting each rule through `write!` was most of its time.
+
+use std::fmt::Write as _;
+
+use crate::unwind::rows::{Key, Row, Value};
+
+/// Starts `STACK CFI INIT <address> <len>` in `line`.
+pub(crate) fn begin_init(line: &mut String, address: u64, len: u64) {
+    line.push_str("STACK CFI INIT ");
+    push_hex(line, address);
+    line.push(' ');
+    push_hex(line, len);
+}
+
+/// Starts `STACK CFI <address>` in `line`.
+pub(crate) fn begin_change(line: &mut String, address: u64) {
+    line.push_str("STACK CFI ");
+    push_hex(line, address);
+}
+
+/// Appends ` <name>: <value>`.
+pub(crate) fn push_rule(line: &mut String, name: &str, value: &str) {
+    line.push(' ');
+    line.push_str(name);
+    line.push_str(": ");
+    line.push_str(value);
+}
+
+/// Lower-case hex, as `{:x}` writes it.
+fn push_hex(line: &mut String, v: u64) {
+    // Writing into a String cannot fail.
+    let _ = write!(line, "{v:x}");
+}
+
+/// `reg + n` in postfix.
+fn push_plus(out: &mut String, reg: &str, n: i64) {
+    // Writing into a String cannot fail.
+    let _ = match n {
+        0 => write!(out, "{reg}"),
+        n if n > 0 => write!(out, "{reg} {n} +"),
+        n => write!(out, "{reg} {} -", n.unsigned_abs()),
+    };
+}
+
+/// A row value as a postfix expression.
+pub(crate) fn push_value(out: &mut String, v: Value) {
+    // Writing into a String cannot fail.
+    match v {
+        Value::Plus(reg, n) => push_plus(out, reg, n),
+        Value::BelowCfa(n) if n >= 0 => {
+            let _ = write!(out, ".cfa {n} - ^");
+        }
+        Value::BelowCfa(n) => {
+            let _ = write!(out, ".cfa {} + ^", n.unsigned_abs());
+        }
+        Value::At(reg, n) => {
+            push_plus(out, reg, n);
+            out.push_str(" ^");
+        }
+        Value::Reg(reg) => out.push_str(reg),
+    }
+}
+
+fn push_key_value(out: &mut String, key: Key, v: Value) {
+    out.push(' ');
+    out.push_str(key.name());
+    out.push_str(": ");
+    push_value(out, v);
+}
+
+/// Writes `rows` (the first at the function's start) as an INIT record of `len` bytes
+/// and one record per change, naming only what changed; a rule that goes away is
+/// written as the register's own value. `address` turns a row's RVA into the address
+/// written.
+pub(crate) fn write_rows(rows: &[Row], len: u32, address: impl Fn(u32) -> u64, out: &mut Vec<u8>) {
+    let mut prev: &[(Key, Value)] = &[];
+    let mut line = String::new();
+    for (i, (rva, rules)) in rows.iter().enumerate() {
+        line.clear();
+        let at = address(*rva);
+        if i == 0 {
+            begin_init(&mut line, at, u64::from(len));
+            for &(k, v) in rules {
+                push_key_value(&mut line, k, v);
+            }
+        } else {
+            begin_change(&mut line, at);
+            for &(k, v) in rules {
+                if !prev.contains(&(k, v)) {
+                    push_key_value(&mut line, k, v);
+                }
+            }
+            for &(k, _) in prev {
+                if !rules.iter().any(|r| r.0 == k) {
+                    push_key_value(&mut line, k, Value::Reg(k.name()));
+                }
+            }
+        }
+        line.push('\n');
+        out.extend_from_slice(line.as_bytes());
+        prev = rules;
+    }
+}
+
+/// One `STACK CFI INIT` record holding for all of `[start, start + len)`.
+pub(crate) fn init_record(address: u64, len: u64, rules: &[(String, String)]) -> String {
+    let mut line = String::new();
+    begin_init(&mut line, address, len);
+    for (name, value) in rules {
+        push_rule(&mut line, name, value);
+    }
+    line.push('\n');
+    line
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_changes_are_written() {
+        let init = vec![
+            (Key::Cfa, Value::Plus("sp", 0)),
+            (Key::Ra, Value::Reg("x30")),
+        ];
+        let saved = vec![
+            (Key::Cfa, Value::Plus("sp", 16)),
+            (Key::Ra, Value::BelowCfa(8)),
+            (Key::Reg(19, "x19"), Value::BelowCfa(16)),
+        ];
+        let fp = vec![
+            (Key::Cfa, Value::Plus("x29", -8)),
+            (Key::Ra, Value::Reg("x30")),
+            (Key::Reg(19, "x19"), Value::At("sp", 8)),
+        ];
+        let mut out = Vec::new();
+        let rows = [
+            (0x10, init.clone()),
+            (0x14, saved),
+            (0x18, fp),
+            (0x1c, init),
+        ];
+        write_rows(&rows, 0x20, u64::from, &mut out);
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "STACK CFI INIT 10 20 .cfa: sp .ra: x30\n\
+             STACK CFI 14 .cfa: sp 16 + .ra: .cfa 8 - ^ x19: .cfa 16 - ^\n\
+             STACK CFI 18 .cfa: x29 8 - .ra: x30 x19: sp 8 + ^\n\
+             STACK CFI 1c .cfa: sp x19: x19\n"
+        );
+    }
+}
