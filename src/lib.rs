@@ -28,6 +28,7 @@ pub mod module;
 pub mod output;
 pub mod paths;
 pub mod pdb;
+mod pipeline;
 pub mod symbols;
 pub mod tree;
 pub mod untrusted;
@@ -159,7 +160,7 @@ pub fn dump(path: &Path, opts: &Options) -> Result<Dump, Error> {
         // A .dSYM bundle stands for the DWARF file inside it.
         let resolved = debugfile::resolve_dsym_bundle(path)?;
         let input = load::Input::open(&resolved)?;
-        let dump = dump_input(&input, opts, true);
+        let dump = pipeline::dump_input(&input, opts, true);
         input.intact()?;
         dump.map(warn_of_deep_names)
     });
@@ -173,7 +174,7 @@ pub fn dump(path: &Path, opts: &Options) -> Result<Dump, Error> {
 pub fn dump_bytes(name: &str, bytes: Vec<u8>, opts: &Options) -> Result<Dump, Error> {
     let on_workers = workers::run(opts.jobs, || {
         let input = load::Input::from_bytes(PathBuf::from(name), bytes);
-        dump_input(&input, opts, false).map(warn_of_deep_names)
+        pipeline::dump_input(&input, opts, false).map(warn_of_deep_names)
     });
     on_workers.map_err(|e| Error::new(Path::new(name), ErrorKind::Threads(e)))?
 }
@@ -194,188 +195,6 @@ fn warn_of_deep_names(mut dump: Dump) -> Dump {
         ));
     }
     dump
-}
-
-/// Dumps `input`; `on_disk`: whether companion files are looked for beside it.
-fn dump_input(input: &load::Input, opts: &Options, on_disk: bool) -> Result<Dump, Error> {
-    if pdb::is_pdb(input.bytes()) {
-        return windows::dump_pdb(input, opts, on_disk);
-    }
-    let path = input.path();
-    let obj = load::Object::parse_arch(input, opts.arch.as_deref())?;
-    // Written into the MODULE record: a newline in a file name would end it early.
-    let name = opts.name.clone().unwrap_or_else(|| basename(path));
-    let name = demangle::sanitize(&name).unwrap_or_else(|| "unnamed".into());
-    let mut identity = identity::identity(&obj, name);
-    override_identity(&mut identity, opts);
-    let mut warnings = Warnings::default();
-    warnings.0.extend(obj.damage.iter().cloned());
-    if opts.header_only {
-        return Ok(header_dump(identity, opts, warnings));
-    }
-    if obj.file.format() == object::BinaryFormat::Pe {
-        return windows::dump_pe(&obj, identity, opts, on_disk, warnings);
-    }
-    dump_object(&obj, identity, opts, warnings, on_disk)
-}
-
-/// `-o`, `-b` and `-n` over what the file says. (`-n` for a PE names the module, which
-/// is otherwise the PDB's name.)
-pub(crate) fn override_identity(identity: &mut identity::Identity, opts: &Options) {
-    if let Some(os) = &opts.os {
-        identity.os = os.clone();
-    }
-    if let Some(id) = &opts.debug_id {
-        identity.debug_id = id.clone();
-    }
-    if let Some(name) = &opts.name
-        && let Some(name) = demangle::sanitize(name)
-    {
-        identity.name = name;
-    }
-}
-
-/// A dump of the MODULE and INFO records only (`-i`).
-pub(crate) fn header_dump(
-    identity: identity::Identity,
-    opts: &Options,
-    warnings: Warnings,
-) -> Dump {
-    let mut module = Module::header(identity);
-    module.extra_info = opts.extra_info.clone();
-    Dump {
-        module,
-        warnings,
-        debug_file: None,
-        no_debug_info: None,
-        servers: Vec::new(),
-    }
-}
-
-/// Dumps an ELF, Mach-O or DWARF-carrying PE object whose identity is known.
-pub(crate) fn dump_object(
-    obj: &load::Object,
-    identity: identity::Identity,
-    opts: &Options,
-    mut warnings: Warnings,
-    on_disk: bool,
-) -> Result<Dump, Error> {
-    let path = obj.path;
-    let layout = identity::layout(obj);
-
-    // A stripped binary: DWARF and the full symbol table come from its debug file;
-    // identity, layout and the runtime's unwind tables from the binary itself.
-    let macho = obj.file.format() == object::BinaryFormat::MachO;
-    let mut no_debug_info = None;
-    let mut servers = Vec::new();
-    let debug = match (debugfile::lacks_dwarf(obj), macho) {
-        _ if !on_disk => None,
-        (false, _) => None,
-        (true, true) => debugfile::find_dsym(obj, path, &opts.debug_dirs, identity.arch)?,
-        (true, false) => {
-            let mut search = debugfile::Search::default();
-            let found = debugfile::find(obj, path, &opts.debug_dirs, &mut warnings, &mut search)
-                .or_else(|| from_debuginfod(obj, opts, &mut search, &mut warnings, &mut servers));
-            if found.is_none() {
-                no_debug_info = Some(search);
-            }
-            found
-        }
-    };
-    let debug_obj = match &debug {
-        Some(d) => match load::Object::parse_arch(&d.input, Some(identity.arch)) {
-            Ok(o) => {
-                for damage in &o.damage {
-                    warnings.push(format!("debug file {}: {damage}", d.path.display()));
-                }
-                Some(o)
-            }
-            Err(e) => {
-                warnings.push(format!("debug file {e}"));
-                None
-            }
-        },
-        None => None,
-    };
-    let dwarf_source = debug_obj.as_ref().unwrap_or(obj);
-
-    let dwarf_opts = dwarf::DwarfOptions {
-        inlines: opts.inlines,
-        cross_unit_refs: opts.cross_unit_refs,
-    };
-    let split_paths = dwarf::SplitPaths {
-        binary: path.to_path_buf(),
-        debug_file: debug.as_ref().map(|d| d.path.clone()),
-        debug_dirs: opts.debug_dirs.clone(),
-        on_disk,
-        debuginfod: opts.debuginfod.clone(),
-    };
-    let mut functions = dwarf::extract(
-        dwarf_source,
-        &layout,
-        dwarf_opts,
-        &split_paths,
-        &mut warnings,
-    );
-    for file in &mut functions.files {
-        *file = opts.source_paths.apply(file);
-    }
-    let mut symbols = symbols::function_symbols(dwarf_source, &layout);
-    if symbols.is_empty() && debug_obj.is_some() {
-        symbols = symbols::function_symbols(obj, &layout);
-    }
-    // No debug file and no .symtab: MiniDebugInfo's symbol table, beside .dynsym.
-    let mini = if debug_obj.is_none() && !symbols::has_symtab(obj) {
-        debugfile::mini_debuginfo(obj, path, &mut warnings)
-    } else {
-        None
-    };
-    if let Some(mini) = &mini {
-        match load::Object::parse(mini) {
-            Ok(mini_obj) => symbols.extend(symbols::function_symbols(&mini_obj, &layout)),
-            Err(e) => warnings.push(format!("MiniDebugInfo {e}")),
-        }
-    }
-    let bias = if opts.keep_load_address {
-        0
-    } else {
-        layout.load_address
-    };
-    let arch = identity.arch;
-    let mut module = Module::build(identity, functions, symbols, bias, &mut warnings);
-    module.write_multiple = opts.multiple_field;
-    module.extra_info = opts.extra_info.clone();
-    if opts.cfi {
-        module.cfi = unwind::extract(obj, debug_obj.as_ref(), arch, &layout, bias, &mut warnings);
-    }
-    if let Some(d) = &debug {
-        d.input.intact()?;
-    }
-    Ok(Dump {
-        module,
-        warnings,
-        debug_file: debug.map(|d| d.path),
-        no_debug_info,
-        servers,
-    })
-}
-
-/// The debug file of `obj` from the debuginfod servers, if they are configured and have
-/// it. Servers that are down or failing go to `servers`.
-fn from_debuginfod(
-    obj: &load::Object,
-    opts: &Options,
-    search: &mut debugfile::Search,
-    warnings: &mut Warnings,
-    servers: &mut Vec<String>,
-) -> Option<debugfile::DebugFile> {
-    let client = opts.debuginfod.as_ref()?;
-    search.debuginfod = Some(client.servers.clone());
-    let build_id = identity::build_id(obj).filter(|id| id.len() >= 2)?;
-    let fetched = client.debuginfo(build_id);
-    search.tried.extend(fetched.asked);
-    servers.extend(fetched.problems);
-    debugfile::open_fetched(obj, &fetched.path?, warnings)
 }
 
 pub(crate) fn basename(path: &Path) -> String {

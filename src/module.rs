@@ -102,9 +102,41 @@ impl Module {
         }
     }
 
-    /// Builds the full model. `bias` is subtracted from every address (the load address,
-    /// or 0 to keep absolute addresses).
-    pub fn build(
+    /// Builds the model from every source a reader found; nothing edits it afterwards.
+    pub(crate) fn build(sources: Sources, warnings: &mut Warnings) -> Module {
+        let Sources {
+            identity,
+            debug_info,
+            symbols,
+            bias,
+            exports,
+            stack_win,
+            cfi,
+            write_multiple,
+            extra_info,
+        } = sources;
+        let mut m = Module::from_debug_info(identity, debug_info, symbols, bias, warnings);
+        if let Some(exports) = exports {
+            m.add_exports(exports, warnings);
+        }
+        // x86: a PUBLIC's argument bytes are those of the frame data at its address.
+        for p in &mut m.publics {
+            let i = stack_win.partition_point(|r| u64::from(r.rva) < p.address);
+            if let Some(r) = stack_win.get(i).filter(|r| u64::from(r.rva) == p.address) {
+                p.param_size = r.params_size;
+            }
+        }
+        m.stack_win = stack_win;
+        m.cfi = cfi;
+        m.write_multiple = write_multiple;
+        m.extra_info = extra_info;
+        m
+    }
+
+    /// FUNC and PUBLIC records from the debug information and the symbols. `bias` is
+    /// subtracted from every address (the load address, or 0 to keep absolute
+    /// addresses).
+    fn from_debug_info(
         identity: Identity,
         dwarf: DebugInfo,
         symbols: Vec<Symbol>,
@@ -244,7 +276,102 @@ impl Module {
     }
 }
 
+/// Everything a module is built from: what the container and debug-info readers found.
+pub(crate) struct Sources {
+    pub identity: Identity,
+    pub debug_info: DebugInfo,
+    pub symbols: Vec<Symbol>,
+    /// Subtracted from every address: the load address, or 0 to keep absolute ones.
+    pub bias: u64,
+    /// A PE's exported functions, named as PUBLICs where nothing else names them.
+    pub exports: Option<Exports>,
+    /// x86 frame data from a PDB (sorted by address).
+    pub stack_win: Vec<crate::unwind::stack_win::StackWin>,
+    pub cfi: Option<crate::unwind::CfiSource>,
+    /// Write the `m` field (`-m`).
+    pub write_multiple: bool,
+    /// `INFO KEY value` records after the others.
+    pub extra_info: Vec<(String, String)>,
+}
+
+impl Sources {
+    /// Sources with debug information and symbols only.
+    pub fn new(identity: Identity, debug_info: DebugInfo, symbols: Vec<Symbol>, bias: u64) -> Self {
+        Sources {
+            identity,
+            debug_info,
+            symbols,
+            bias,
+            exports: None,
+            stack_win: Vec::new(),
+            cfi: None,
+            write_multiple: false,
+            extra_info: Vec::new(),
+        }
+    }
+}
+
+/// A PE's exports at addresses in its code, by virtual address, as the export table
+/// lists them, with the output the file's size allows their names.
+pub(crate) struct Exports {
+    pub entries: Vec<(u64, Vec<u8>)>,
+    pub allowance: crate::untrusted::Allowance,
+}
+
 impl Module {
+    /// PUBLIC records for exported functions no FUNC or PUBLIC covers (a PE without debug
+    /// information still names its entry points).
+    ///
+    /// The names written count against the file's [`Allowance`](crate::untrusted::Allowance):
+    /// each export's name is its own string in a real image, but a crafted one pointed
+    /// 4,096 exports at one 60 KB string (246 MB of PUBLIC records from 100 KB).
+    fn add_exports(&mut self, exports: Exports, warnings: &mut Warnings) {
+        let Exports {
+            entries,
+            mut allowance,
+        } = exports;
+        let existing: std::collections::HashSet<u64> =
+            self.publics.iter().map(|p| p.address).collect();
+        let mut seen = std::collections::HashSet::new();
+        let mut added = false;
+        for (va, raw) in entries {
+            let address = va.wrapping_sub(self.bias);
+            if self.covers(address)
+                || existing.contains(&address)
+                || seen.contains(&address)
+                || !allowance.take(raw.len())
+            {
+                continue;
+            }
+            let name = crate::demangle::demangle(
+                &String::from_utf8_lossy(&raw),
+                crate::demangle::Lang::Other,
+            );
+            let Some(name) = crate::demangle::sanitize(&name) else {
+                continue;
+            };
+            seen.insert(address);
+            self.publics.push(Public {
+                address,
+                name,
+                multiple: false,
+                param_size: 0,
+            });
+            added = true;
+        }
+        if allowance.cut > 0 {
+            warnings.push(format!(
+                "export table: {} export(s) left out: their names add up to more than 16 times \
+                 the file (one name shared by many exports)",
+                allowance.cut
+            ));
+        }
+        if added {
+            // By address, as the model keeps them.
+            self.publics.sort_by_key(|p| p.address);
+        }
+    }
+
     /// Whether a FUNC covers the module-relative `address`.
     pub fn covers(&self, address: u64) -> bool {
         covered(&self.functions, address)

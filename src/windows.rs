@@ -1,70 +1,49 @@
-//! Windows modules: a PE with its PDB (found from the CodeView record), a PDB with the
-//! PE beside it, or a PE carrying DWARF (MinGW, Cygwin). Identity and unwind tables come
-//! from the PE; functions, lines, publics and x86 frame data from the PDB.
+//! Windows modules: a PE's PDB (found from the CodeView record), the PE beside a PDB,
+//! a PDB's records, and a PE's exports. Identity and unwind tables come from the PE;
+//! functions, lines, publics and x86 frame data from the PDB. Each function here finds
+//! or reads one thing and returns it; [`crate::pipeline`] puts them together.
 
 use std::path::{Path, PathBuf};
 
+use crate::Options;
 use crate::error::{Error, ErrorKind, Warnings};
 use crate::identity::{self, Identity, PdbRef};
 use crate::load::{Input, Object};
-use crate::module::Module;
+use crate::module::{Exports, Sources};
 use crate::pdb::{self, PdbId, PdbOptions};
-use crate::{Dump, Options};
 
 /// Where a PE's PDB was looked for.
 #[derive(Debug, Default)]
-struct PdbSearch {
-    tried: Vec<String>,
+pub(crate) struct PdbSearch {
+    pub tried: Vec<String>,
     /// A PDB of the right name but another id, with that id.
-    mismatch: Option<(PathBuf, String)>,
+    pub mismatch: Option<(PathBuf, String)>,
     /// Files of the right name that could not be read, and why.
-    unusable: Vec<String>,
-    servers: Vec<String>,
+    pub unusable: Vec<String>,
+    pub servers: Vec<String>,
 }
 
-/// Dumps a PE file: with its PDB when one is found, else from the DWARF or the export
-/// table and unwind tables in the image.
-pub(crate) fn dump_pe(
+/// The PDB of the PE `obj`, when one is found (`None` without looking when `on_disk`
+/// is false), and where it was looked for. A PDB of the right name but another build
+/// found where no other is: an error naming both.
+pub(crate) fn locate_pdb(
     obj: &Object,
-    identity: Identity,
+    linked: Option<&PdbRef>,
     opts: &Options,
     on_disk: bool,
-    warnings: Warnings,
-) -> Result<Dump, Error> {
-    let facts = identity::pe_facts(obj)
-        .ok_or_else(|| Error::new(obj.path, ErrorKind::Corrupt("not a PE image".into())))?;
-    let mut search = PdbSearch::default();
-    let pdb_path = match (&facts.pdb, on_disk) {
+    search: &mut PdbSearch,
+) -> Result<Option<PathBuf>, Error> {
+    let found = match (linked, on_disk) {
         (_, false) => None,
-        (Some(want), true) => find_pdb(obj.path, want, opts, &mut search)?,
+        (Some(want), true) => find_pdb(obj.path, want, opts, search)?,
         (None, true) => explicit_pdb(opts).map(|p| p.to_path_buf()),
     };
-    let mut servers = std::mem::take(&mut search.servers);
-    if let Some(path) = pdb_path {
-        let input = Input::open(&path)?;
-        let dump = with_pdb(obj, identity, &input, opts, warnings, servers);
-        input.intact()?;
-        return dump;
-    }
-    if let (Some((path, found)), Some(want)) = (&search.mismatch, &facts.pdb) {
-        return Err(mismatch(obj.path, path, want, found));
-    }
-    let mut dump = crate::dump_object(obj, identity, opts, warnings, false)?;
-    if let Some(want) = facts
-        .pdb
-        .as_ref()
-        .filter(|_| crate::debugfile::lacks_dwarf(obj))
+    if found.is_none()
+        && let (Some((path, id)), Some(want)) = (&search.mismatch, linked)
     {
-        dump.no_debug_info = Some(crate::debugfile::Search {
-            tried: search.tried,
-            unusable: search.unusable,
-            pdb: Some(format!("{} {}", want.file_name(), want.debug_id())),
-            ..Default::default()
-        });
+        return Err(mismatch(obj.path, path, want, id));
     }
-    dump.servers.append(&mut servers);
-    add_exports(obj, &mut dump.module, &mut dump.warnings);
-    Ok(dump)
+    Ok(found)
 }
 
 /// The PDB given on the command line beside the PE, if any.
@@ -182,162 +161,101 @@ fn id_of(path: &Path) -> Result<PdbId, Error> {
     pdb::identify(path, input.bytes())
 }
 
-/// Dumps a PE with its PDB.
-fn with_pdb(
-    obj: &Object,
-    identity: Identity,
-    pdb_input: &Input,
-    opts: &Options,
-    warnings: Warnings,
-    servers: Vec<String>,
-) -> Result<Dump, Error> {
-    let layout = identity::layout(obj);
-    let mut dump = from_pdb(pdb_input, identity, opts, warnings)?;
-    if opts.cfi {
-        let mut w = Warnings::default();
-        dump.module.cfi = crate::unwind::extract(
-            obj,
-            None,
-            &dump.module.arch.clone(),
-            &layout,
-            layout.load_address,
-            &mut w,
-        );
-        dump.warnings.0.extend(w.0);
-    }
-    dump.debug_file = Some(pdb_input.path().to_path_buf());
-    dump.servers = servers;
-    Ok(dump)
-}
-
-/// The model from a PDB, under `identity`; no STACK CFI (that needs the image).
-fn from_pdb(
+/// What a PDB holds, as sources under `identity`: functions, lines, publics and (x86,
+/// with CFI) frame data. No STACK CFI: that needs the image.
+pub(crate) fn pdb_sources(
     input: &Input,
     identity: Identity,
     opts: &Options,
-    mut warnings: Warnings,
-) -> Result<Dump, Error> {
-    let path = input.path();
+    warnings: &mut Warnings,
+) -> Result<Sources, Error> {
     let x86 = identity.arch == "x86";
     let out = pdb::extract(
-        path,
+        input.path(),
         input.bytes(),
         PdbOptions {
             inlines: opts.inlines,
             x86,
             frames: x86 && opts.cfi,
         },
-        &mut warnings,
+        warnings,
     )?;
     let mut info = out.info;
     for file in &mut info.files {
         *file = opts.source_paths.apply(file);
     }
     // x86: a function's argument bytes are its frame data's.
-    if x86 {
-        for f in &mut info.functions {
-            let i = out.frames.partition_point(|r| u64::from(r.rva) < f.start);
-            if let Some(r) = out.frames.get(i).filter(|r| u64::from(r.rva) == f.start) {
-                f.param_size = r.params_size;
-            }
+    for f in &mut info.functions {
+        let i = out.frames.partition_point(|r| u64::from(r.rva) < f.start);
+        if let Some(r) = out.frames.get(i).filter(|r| u64::from(r.rva) == f.start) {
+            f.param_size = r.params_size;
         }
     }
-    let mut module = Module::build(identity, info, out.publics, 0, &mut warnings);
-    if x86 {
-        for p in &mut module.publics {
-            let i = out.frames.partition_point(|r| u64::from(r.rva) < p.address);
-            if let Some(r) = out.frames.get(i).filter(|r| u64::from(r.rva) == p.address) {
-                p.param_size = r.params_size;
-            }
-        }
-    }
-    module.write_multiple = opts.multiple_field;
-    module.extra_info = opts.extra_info.clone();
-    module.stack_win = out.frames;
-    Ok(Dump {
-        module,
-        warnings,
-        debug_file: Some(path.to_path_buf()),
-        no_debug_info: None,
-        servers: Vec::new(),
-    })
+    let mut sources = Sources::new(identity, info, out.publics, 0);
+    sources.stack_win = out.frames;
+    Ok(sources)
 }
 
-/// Dumps a PDB: with the PE beside it (same name, `.exe`, `.dll`, `.sys`, or the one
-/// given) when its CodeView record names this PDB, else from the PDB alone (no code id,
-/// no STACK CFI).
-pub(crate) fn dump_pdb(input: &Input, opts: &Options, on_disk: bool) -> Result<Dump, Error> {
+/// The PE a PDB belongs to, beside it (same name, `.exe`, `.dll`, `.sys`, …, or the
+/// one given) and naming this PDB in its CodeView record, with its identity. One given
+/// on the command line that names another PDB is an error.
+pub(crate) fn find_pe(
+    input: &Input,
+    id: &PdbId,
+    opts: &Options,
+) -> Result<Option<(Input, Identity)>, Error> {
     let path = input.path();
-    let id = pdb::identify(path, input.bytes())?;
-    let name = crate::basename(path);
-    if on_disk {
-        let mut candidates: Vec<PathBuf> = opts.companion.iter().cloned().collect();
-        let stem = path.with_extension("");
-        for ext in ["exe", "dll", "sys", "ocx", "drv", "efi"] {
-            candidates.push(stem.with_extension(ext));
-        }
-        let explicit = opts.companion.is_some();
-        for c in candidates {
-            if !c.is_file() {
-                continue;
-            }
-            let Ok(pe_input) = Input::open(&c) else {
-                continue;
-            };
-            let Ok(obj) = Object::parse(&pe_input) else {
-                continue;
-            };
-            let facts = identity::pe_facts(&obj);
-            let Some(cv) = facts.and_then(|f| f.pdb) else {
-                continue;
-            };
-            if cv.debug_id() != id.debug_id() {
-                if explicit {
-                    return Err(mismatch(path, &c, &cv, &id.debug_id()));
-                }
-                continue;
-            }
-            let pe_name = crate::basename(&c);
-            let mut identity = identity::identity(&obj, pe_name);
-            crate::override_identity(&mut identity, opts);
-            if opts.header_only {
-                return Ok(crate::header_dump(identity, opts, Warnings::default()));
-            }
-            return with_pdb(&obj, identity, input, opts, Warnings::default(), Vec::new());
-        }
+    let mut candidates: Vec<PathBuf> = opts.companion.iter().cloned().collect();
+    let stem = path.with_extension("");
+    for ext in ["exe", "dll", "sys", "ocx", "drv", "efi"] {
+        candidates.push(stem.with_extension(ext));
     }
-    let mut identity = Identity {
+    let explicit = opts.companion.is_some();
+    for c in candidates {
+        if !c.is_file() {
+            continue;
+        }
+        let Ok(pe_input) = Input::open(&c) else {
+            continue;
+        };
+        let Ok(obj) = Object::parse(&pe_input) else {
+            continue;
+        };
+        let Some(cv) = identity::pe_facts(&obj).and_then(|f| f.pdb) else {
+            continue;
+        };
+        if cv.debug_id() != id.debug_id() {
+            if explicit {
+                return Err(mismatch(path, &c, &cv, &id.debug_id()));
+            }
+            continue;
+        }
+        let identity = identity::identity(&obj, crate::basename(&c));
+        drop(obj);
+        return Ok(Some((pe_input, identity)));
+    }
+    Ok(None)
+}
+
+/// A PDB's identity when no PE is found for it: no code id.
+pub(crate) fn pdb_identity(path: &Path, id: PdbId) -> Identity {
+    let name = crate::basename(path);
+    Identity {
         os: "windows".into(),
-        arch: id.arch,
         debug_id: id.debug_id(),
+        arch: id.arch,
         code_id: None,
         name: crate::demangle::sanitize(&name).unwrap_or_else(|| "unnamed".into()),
-    };
-    crate::override_identity(&mut identity, opts);
-    if opts.header_only {
-        return Ok(crate::header_dump(identity, opts, Warnings::default()));
     }
-    from_pdb(input, identity, opts, Warnings::default())
 }
 
-/// PUBLIC records for exported functions no FUNC or PUBLIC covers (a PE without debug
-/// information still names its entry points).
-///
-/// The names written count against the file's [`Allowance`](crate::untrusted::Allowance):
-/// each export's name is its own string in a real image, but a crafted one pointed 4,096
-/// exports at one 60 KB string (246 MB of PUBLIC records from 100 KB).
-fn add_exports(obj: &Object, module: &mut Module, warnings: &mut Warnings) {
+/// The exports of `obj` that point into its code, with their names' allowance (see
+/// [`Exports`]).
+pub(crate) fn exports(obj: &Object) -> Option<Exports> {
     use object::Object as _;
-    let Ok(exports) = obj.file.exports() else {
-        return;
-    };
+    let exports = obj.file.exports().ok()?;
     let layout = identity::layout(obj);
-    let bias = module.bias;
-    let mut added = false;
-    let mut allowance = crate::untrusted::Allowance::for_input(obj.input.bytes().len());
-    let existing: std::collections::HashSet<u64> =
-        module.publics.iter().map(|p| p.address).collect();
-    let mut seen = std::collections::HashSet::new();
+    let mut entries = Vec::new();
     for e in exports.flatten() {
         let object::read::NameOrOrdinal::Name(raw) = e.name() else {
             continue;
@@ -345,39 +263,12 @@ fn add_exports(obj: &Object, module: &mut Module, warnings: &mut Warnings) {
         let object::read::ExportTarget::Address { address: va } = e.target() else {
             continue;
         };
-        let address = va.wrapping_sub(bias);
-        if layout.code_span_end(va).is_none()
-            || module.covers(address)
-            || existing.contains(&address)
-            || seen.contains(&address)
-            || !allowance.take(raw.len())
-        {
-            continue;
+        if layout.code_span_end(va).is_some() {
+            entries.push((va, raw.to_vec()));
         }
-        let Some(name) = crate::demangle::sanitize(&crate::demangle::demangle(
-            &String::from_utf8_lossy(raw),
-            crate::demangle::Lang::Other,
-        )) else {
-            continue;
-        };
-        seen.insert(address);
-        module.publics.push(crate::module::Public {
-            address,
-            name,
-            multiple: false,
-            param_size: 0,
-        });
-        added = true;
     }
-    if allowance.cut > 0 {
-        warnings.push(format!(
-            "export table: {} export(s) left out: their names add up to more than 16 times \
-             the file (one name shared by many exports)",
-            allowance.cut
-        ));
-    }
-    if added {
-        // By address, as the model keeps them.
-        module.publics.sort_by_key(|p| p.address);
-    }
+    Some(Exports {
+        entries,
+        allowance: crate::untrusted::Allowance::for_input(obj.input.bytes().len()),
+    })
 }
