@@ -22,6 +22,15 @@ fn dump_verbose(input: &Path) -> std::process::Output {
     dumpsyms_command().arg("-v").arg(input).output().unwrap()
 }
 
+/// The symbol file of a `-v` dump of `input` that must succeed with `warning`.
+fn dump_warned(input: &Path, warning: &str) -> Vec<u8> {
+    let out = dump_verbose(input);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err:.2000}");
+    assert!(err.contains(warning), "{err:.2000}");
+    out.stdout
+}
+
 /// What one run cost: wall time, peak resident memory, bytes written, and its result.
 struct Cost {
     ok: bool,
@@ -754,17 +763,14 @@ fn pdb_containers_that_claim_more_than_the_file_are_refused() {
 /// written stop at 16 times the file, with a warning.
 #[test]
 fn exports_sharing_one_name_are_bounded_with_a_warning() {
-    let out = dump_verbose(&hostile("exports-sharing-one-name.dll"));
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{err}");
-    assert!(
-        err.contains("export table: 4034 export(s) left out"),
-        "{err}"
+    let stdout = dump_warned(
+        &hostile("exports-sharing-one-name.dll"),
+        "export table: 4034 export(s) left out",
     );
     let len = std::fs::metadata(hostile("exports-sharing-one-name.dll"))
         .unwrap()
         .len();
-    assert!((out.stdout.len() as u64) < 16 * len + (2 << 20));
+    assert!((stdout.len() as u64) < 16 * len + (2 << 20));
 }
 
 /// Mach-O `__unwind_info` whose 4,000 second-level pages overlap (2.1 GB resident and
@@ -805,14 +811,8 @@ fn arm64_epilogue_scopes_cost_what_they_write() {
 #[test]
 fn frame_data_sharing_one_program_is_bounded_with_a_warning() {
     let input = hostile("frames-sharing-one-program.pdb");
-    let out = dump_verbose(&input);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{err:.2000}");
-    assert!(
-        err.contains("PDB frame data: 9860 records left out"),
-        "{err:.2000}"
-    );
-    let sym = String::from_utf8(out.stdout).unwrap();
+    let stdout = dump_warned(&input, "PDB frame data: 9860 records left out");
+    let sym = String::from_utf8(stdout).unwrap();
     let len = std::fs::metadata(&input).unwrap().len() as usize;
     assert!(sym.len() < 16 * len + (2 << 20), "{}", sym.len());
     let kept: Vec<&str> = sym
@@ -828,11 +828,11 @@ fn frame_data_sharing_one_program_is_bounded_with_a_warning() {
 /// read once per offset, and a module gives at most twice its rows plus 65,536.
 #[test]
 fn procedures_sharing_one_offset_read_their_rows_once() {
-    let out = dump_verbose(&hostile("procedures-at-one-offset.pdb"));
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{err:.2000}");
-    assert!(err.contains("479814464 line rows left out"), "{err:.2000}");
-    let sym = String::from_utf8(out.stdout).unwrap();
+    let stdout = dump_warned(
+        &hostile("procedures-at-one-offset.pdb"),
+        "479814464 line rows left out",
+    );
+    let sym = String::from_utf8(stdout).unwrap();
     // One FUNC (the others overlap it), with every row of its line table.
     assert_eq!(sym.lines().filter(|l| l.starts_with("FUNC ")).count(), 1);
     let rows = sym
