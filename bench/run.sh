@@ -4,6 +4,9 @@
 #
 #   bench/run.sh fetch        # download and unpack the inputs, install the peers (root, network)
 #   bench/run.sh [RUNS]       # measure; RUNS paired runs per row (default 3), median reported
+#   BASELINE_DUMPSYMS=OLD bench/run.sh [RUNS]
+#                             # also measure another build of dumpsyms, in the same turns
+#                             # (before/after a change, paired)
 #
 # Inputs (under $BENCH_DIR, default target/bench):
 #   fixture   fixtures/bin/x86_64/cpp-gcc-O2-dwarf5              (a small C++ program)
@@ -63,6 +66,7 @@ cargo build --release --locked --quiet
 ours=$root/target/release/dumpsyms
 moz=${MOZ_DUMP_SYMS:-$work/moz/bin/dump_syms}
 breakpad=${BREAKPAD_DUMP_SYMS:-}
+baseline=${BASELINE_DUMPSYMS:-}
 [ -x /usr/bin/time ] || { echo "needs GNU time (apt-get install time)" >&2; exit 1; }
 [ -x "$moz" ] || { echo "Mozilla's dump_syms is not installed: run bench/run.sh fetch" >&2; moz=; }
 
@@ -127,12 +131,14 @@ for entry in "${inputs[@]}"; do
     mb=$(dwarf_mb "$debug")
     for flags in "" "--inlines"; do
         tools=(ours)
+        [ -n "$baseline" ] && tools+=(base)
         [ -n "$moz" ] && tools+=(moz)
         declare -A w=() c=() m=()
         for r in $(seq "$runs"); do
             for t in "${tools[@]}"; do
                 case $t in
                 ours) read -r a b d < <(measure "$ours" $flags "${ours_args[@]}" "$binary") ;;
+                base) read -r a b d < <(measure "$baseline" $flags "${ours_args[@]}" "$binary") ;;
                 moz) read -r a b d < <(measure "$moz" $flags "$debug") ;;
                 esac
                 w[$t]+="$a "; c[$t]+="$b "; m[$t]+="$d "
@@ -145,6 +151,7 @@ for entry in "${inputs[@]}"; do
             eval "W_$t=$W M_$t=$M"
             label=dumpsyms
             [ "$t" = moz ] && label="Mozilla dump_syms"
+            [ "$t" = base ] && label="dumpsyms (baseline)"
             printf '| %s | %s | %s | %s | %s | %s | %s |' "$name" "$mb" "${flags:-default}" "$label" "$W" "$C" "$M"
             if [ "$t" = moz ]; then
                 awk -v a="$W_ours" -v b="$W" -v c="$M_ours" -v d="$M" 'BEGIN {

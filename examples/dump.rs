@@ -16,7 +16,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     // Some problems are only found while writing (unwind rules the format cannot hold).
     let left_out = dumpsyms::write_module(&dump.module, &mut out)?;
     std::io::Write::flush(&mut out)?;
-    for warning in dump.warnings.0.iter().chain(&left_out) {
+    for warning in dump.warnings.iter().chain(&left_out) {
         eprintln!("warning: {}: {warning}", dump.module.name);
     }
     Ok(())

@@ -9,6 +9,7 @@ use std::time::Instant;
 
 use rayon::prelude::*;
 
+use crate::error::{Warning, WarningKind, Warnings};
 use crate::output::AtomicFile;
 use crate::upload::{Sent, SymbolFile, Uploader};
 use crate::{Dump, Options, tree};
@@ -220,7 +221,7 @@ impl Batch<'_> {
     ) -> Result<Option<PathBuf>, Failure> {
         let result = crate::dump(input, opts).map_err(|e| Failure::Message(e.to_string()))?;
         self.tell_where_debug_info_came_from(input, &result);
-        let mut warnings = result.warnings.0;
+        let mut warnings = result.warnings;
         // Warnings are told after writing: it finds some of them.
         let written = self.write(input, &result.module, to, &mut warnings);
         self.tell_warnings(input, &warnings);
@@ -237,7 +238,12 @@ impl Batch<'_> {
             self.report
                 .note(&format!("{shown}: using debug file {}", debug.display()));
         }
-        for problem in &dump.servers {
+        // About the network, not the file: told whether or not -v is given.
+        for problem in dump
+            .warnings
+            .iter()
+            .filter(|w| w.kind == WarningKind::Server)
+        {
             self.report.error(&format!("warning: {shown}: {problem}"));
         }
         let Some(search) = &dump.no_debug_info else {
@@ -260,8 +266,12 @@ impl Batch<'_> {
     }
 
     /// Each warning (`-v`), or how many there were.
-    fn tell_warnings(&self, input: &Path, warnings: &[String]) {
+    fn tell_warnings(&self, input: &Path, warnings: &Warnings) {
         let shown = input.display();
+        let warnings: Vec<&Warning> = warnings
+            .iter()
+            .filter(|w| w.kind != WarningKind::Server)
+            .collect();
         if self.verbose {
             for w in warnings {
                 self.report.note(&format!("warning: {shown}: {w}"));
@@ -280,7 +290,7 @@ impl Batch<'_> {
         input: &Path,
         module: &crate::Module,
         to: &Destination,
-        warnings: &mut Vec<String>,
+        warnings: &mut Warnings,
     ) -> Result<Option<PathBuf>, Failure> {
         let path = match to {
             Destination::Stdout => {
@@ -370,7 +380,7 @@ fn already_stored(opts: &Options, store: &Path, file: &Path) -> bool {
 }
 
 /// Writes `module` to standard output; what writing left out.
-fn write_stdout(module: &crate::Module) -> Result<Vec<String>, Failure> {
+fn write_stdout(module: &crate::Module) -> Result<Warnings, Failure> {
     let stdout = io::stdout();
     let mut out = io::BufWriter::with_capacity(1 << 16, stdout.lock());
     let written = crate::write_module(module, &mut out);

@@ -83,7 +83,7 @@ pub struct Cli {
     debug_dirs: Vec<PathBuf>,
     /// Rewrite FILE paths starting with OLD to start with NEW instead, after normalizing
     /// them (repeatable; the first match wins, as with -fdebug-prefix-map)
-    #[arg(long = "prefix-map", value_name = "OLD=NEW", value_parser = dumpsyms::paths::parse_prefix_map)]
+    #[arg(long = "prefix-map", value_name = "OLD=NEW", value_parser = dumpsyms::parse_prefix_map)]
     prefix_map: Vec<(String, String)>,
     /// Add an 'INFO KEY value' record, e.g. --extra-info 'VERSION 1.2.3' (repeatable)
     #[arg(long = "extra-info", value_name = "'KEY value'", value_parser = dumpsyms::parse_extra_info)]
@@ -193,7 +193,7 @@ impl Cli {
             });
         }
         let input = self.paths[0].clone();
-        if input.is_dir() && !dumpsyms::tree::is_dsym_bundle(&input) {
+        if input.is_dir() && !dumpsyms::is_dsym_bundle(&input) {
             return Err(Refused {
                 message: format!(
                     "{}: is a directory; to dump every object file under it, use --store DIR",
@@ -247,7 +247,7 @@ impl Cli {
             cross_unit_refs: !self.no_cross_unit_refs,
             debug_dirs,
             arch: self.arch.clone(),
-            source_paths: dumpsyms::paths::SourcePaths {
+            source_paths: dumpsyms::SourcePaths {
                 prefix_map: self.prefix_map.clone(),
             },
             extra_info: self.extra_info.clone(),

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 pub enum ErrorKind {
     /// The file could not be opened or read.
     #[error("cannot read file: {0}")]
-    Io(std::io::Error),
+    Io(#[source] std::io::Error),
     /// The bytes are not an object file this tool understands.
     #[error("not an object file: {0}")]
     NotObject(String),
@@ -18,19 +18,49 @@ pub enum ErrorKind {
     /// The file is damaged beyond what can be salvaged.
     #[error("corrupt file: {0}")]
     Corrupt(String),
+    /// The container's headers (ELF, Mach-O, PE) do not parse. The message repeats the
+    /// source's words: the CLI prints one line, not a chain.
+    #[error("corrupt file: bad headers ({source}); is the file truncated?")]
+    Headers {
+        #[source]
+        source: object::Error,
+    },
+    /// A PDB stream that is needed cannot be read.
+    #[error("corrupt file: PDB {stream}: {detail}")]
+    PdbStream {
+        /// Which stream (or table), in words.
+        stream: String,
+        /// What is wrong, in this tool's words (a truncated stream says so).
+        detail: String,
+        #[source]
+        source: pdb::Error,
+    },
     /// No worker threads could be started to dump it.
     #[error("{0}")]
     Threads(String),
 }
 
-/// An error tied to the input file it concerns.
-#[derive(Debug, thiserror::Error)]
-#[error("{}: {kind}", path.display())]
+/// An error tied to the input file it concerns. Its `source()` is the underlying error
+/// (io, object, pdb) where there is one.
+#[derive(Debug)]
 pub struct Error {
     /// The input file.
     pub path: PathBuf,
     /// What is wrong with it.
     pub kind: ErrorKind,
+}
+
+impl std::fmt::Display for Error {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.path.display(), self.kind)
+    }
+}
+
+impl std::error::Error for Error {
+    // The kind's own source, not the kind: its words are already in this error's.
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        std::error::Error::source(&self.kind)
+    }
 }
 
 impl Error {
@@ -42,21 +72,138 @@ impl Error {
     }
 }
 
+/// What part of an input a [`Warning`] is about. New kinds may be added.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum WarningKind {
+    /// The container: headers, the section table, a section's bytes or compression.
+    Container,
+    /// The symbol tables, a PE's exports, MiniDebugInfo.
+    Symbols,
+    /// DWARF: a compilation unit, a line program, split units and their files.
+    Dwarf,
+    /// A PDB stream: module symbols, lines, inline sites, publics, frame data.
+    Pdb,
+    /// Unwind tables: `.eh_frame`, `.debug_frame`, `.ARM.exidx`, `__unwind_info`,
+    /// `.pdata`.
+    Unwind,
+    /// A companion file (separate debug file, dSYM, PDB, `.dwo`/`.dwp`, dwz's alternate
+    /// file) that was found but is damaged, of another build, or missing.
+    Companion,
+    /// Names left mangled or records left out for their size.
+    Names,
+    /// Records left out of the output, which would pass the size bound.
+    Output,
+    /// A symbol server or debuginfod server that could not be used (down, failing):
+    /// about the network, not the file.
+    Server,
+}
+
+/// One problem that did not stop the dump but lost some information.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Warning {
+    pub kind: WarningKind,
+    /// The section, stream or file it is about, when it is about one.
+    pub scope: Option<String>,
+    /// The offset in [`Warning::scope`] (or the address) it is about, when known.
+    pub offset: Option<u64>,
+    /// The whole message, as printed: it names the scope and offset itself.
+    pub message: String,
+}
+
+impl Warning {
+    /// A warning of `kind` about no particular place.
+    pub fn new(kind: WarningKind, message: impl Into<String>) -> Warning {
+        Warning {
+            kind,
+            scope: None,
+            offset: None,
+            message: message.into(),
+        }
+    }
+
+    /// The same warning, about `scope` (a section, stream or file).
+    pub fn on(mut self, scope: impl Into<String>) -> Warning {
+        self.scope = Some(scope.into());
+        self
+    }
+
+    /// The same warning, about `offset` in its scope.
+    pub fn at(mut self, offset: u64) -> Warning {
+        self.offset = Some(offset);
+        self
+    }
+}
+
+impl std::fmt::Display for Warning {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
 /// Problems that did not stop the dump but lost some information.
 ///
-/// Kept as plain strings in the order they were found; parallel stages collect their own
-/// and are merged in input order so that the list is the same on every run.
+/// Kept in the order they were found; parallel stages collect their own and are merged
+/// in input order so that the list is the same on every run.
 #[derive(Debug, Default, Clone)]
-pub struct Warnings(pub Vec<String>);
+pub struct Warnings(Vec<Warning>);
 
 impl Warnings {
-    /// Records one warning.
-    pub fn push(&mut self, message: impl Into<String>) {
-        self.0.push(message.into());
+    /// Records one warning of `kind`.
+    pub fn push(&mut self, kind: WarningKind, message: impl Into<String>) {
+        self.0.push(Warning::new(kind, message));
+    }
+
+    /// Records one warning, with its place.
+    pub fn add(&mut self, warning: Warning) {
+        self.0.push(warning);
     }
 
     /// Appends another list, keeping its order.
     pub fn extend(&mut self, other: Warnings) {
         self.0.extend(other.0);
+    }
+
+    /// Appends another list, each message behind `prefix` (the file or unit they were
+    /// found in, seen from here).
+    pub(crate) fn extend_under(&mut self, prefix: &str, other: Warnings) {
+        self.0.extend(other.0.into_iter().map(|mut w| {
+            w.message = format!("{prefix}{}", w.message);
+            w
+        }));
+    }
+
+    pub fn iter(&self) -> std::slice::Iter<'_, Warning> {
+        self.0.iter()
+    }
+
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// Whether any warning is of `kind`.
+    pub fn any_of(&self, kind: WarningKind) -> bool {
+        self.0.iter().any(|w| w.kind == kind)
+    }
+}
+
+impl IntoIterator for Warnings {
+    type Item = Warning;
+    type IntoIter = std::vec::IntoIter<Warning>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.into_iter()
+    }
+}
+
+impl<'a> IntoIterator for &'a Warnings {
+    type Item = &'a Warning;
+    type IntoIter = std::slice::Iter<'a, Warning>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.iter()
     }
 }

@@ -96,7 +96,7 @@ pub fn compact_unwind(data: &[u8]) {
 /// `.debug_sup`.
 pub fn link_sections(data: &[u8]) {
     for big_endian in [false, true] {
-        if let Some((name, _)) = crate::debugfile::parse_debuglink(data, big_endian) {
+        if let Some((name, _)) = crate::locate::parse_debuglink(data, big_endian) {
             // It names a file beside the binary: never a path.
             assert!(!name.is_empty() && !name.contains('/'));
         }
@@ -250,6 +250,16 @@ fn check_records(out: &[u8]) {
             || line.starts_with(|c: char| c.is_ascii_hexdigit());
         assert!(known, "not a record: {line:?}");
     }
+}
+
+/// The crate-private pieces the integration tests drive directly, each checked there
+/// against what a caller of the binary cannot reach: a deep name's demangling on a
+/// small stack, an input that changes while mapped, a tree walk over files that change
+/// their kind.
+pub mod internals {
+    pub use crate::demangle::{Lang, demangle};
+    pub use crate::load::Input;
+    pub use crate::tree::{Role, files, role};
 }
 
 #[cfg(test)]

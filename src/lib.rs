@@ -7,42 +7,53 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+//! The public surface: [`dump`] a path (or [`dump_bytes`] bytes in memory) to a
+//! [`Module`], [`write_module`] it, name it in a symbol store ([`store_path`]), dump
+//! whole trees into a store ([`batch`]) and send symbol files to a server ([`upload`]).
+//! Everything else (the readers of each format, the unwind-table decoders, the finder of
+//! companion files) is private to the crate; `docs/ARCHITECTURE.md` shows the house.
+
+#![warn(clippy::too_many_lines)]
+
 pub mod batch;
-pub mod body;
-pub mod breakpad;
-pub mod debugfile;
-pub mod debuginfo;
-pub mod demangle;
-pub mod dwarf;
-pub mod error;
+mod body;
+mod breakpad;
+mod debuginfo;
+mod demangle;
+mod dwarf;
+mod error;
 pub mod fetch;
-/// Entry points for the fuzz targets (`fuzz/`): built only for them and the tests
-/// (feature `fuzzing`).
+/// Entry points for the fuzz targets (`fuzz/`) and the internals the integration tests
+/// drive directly: built only for them (feature `fuzzing`). Not a stable API.
 #[cfg(any(feature = "fuzzing", test))]
 #[doc(hidden)]
 pub mod fuzzing;
-pub mod identity;
-pub mod load;
+mod identity;
+mod load;
+mod locate;
 mod mapguard;
-pub mod module;
-pub mod output;
-pub mod paths;
-pub mod pdb;
+mod module;
+mod output;
+mod paths;
+mod pdb;
 mod pipeline;
-pub mod symbols;
-pub mod tree;
-pub mod untrusted;
-pub mod unwind;
+mod symbols;
+mod tree;
+mod untrusted;
+mod unwind;
 pub mod upload;
-mod windows;
 mod workers;
 
 use std::path::{Path, PathBuf};
 
 pub use breakpad::store::{store_path, sym_file_name};
 pub use breakpad::write_module;
-pub use error::{Error, ErrorKind, Warnings};
-pub use module::Module;
+pub use error::{Error, ErrorKind, Warning, WarningKind, Warnings};
+pub use locate::Search;
+pub use module::{Function, Inline, Line, Module, Public};
+pub use paths::{SourcePaths, parse_prefix_map};
+pub use tree::is_dsym_bundle;
+pub use untrusted::for_terminal;
 
 /// What to dump and how.
 #[derive(Debug, Clone)]
@@ -118,14 +129,12 @@ pub struct Dump {
     pub debug_file: Option<PathBuf>,
     /// Set when the binary has no DWARF and no debug file was found: where it was
     /// looked for. Not a problem in the file, so not among the warnings.
-    pub no_debug_info: Option<debugfile::Search>,
-    /// Servers that could not be used (down, failing): about the network, not the file.
-    pub servers: Vec<String>,
+    pub no_debug_info: Option<locate::Search>,
 }
 
 /// The architectures in `path`: a universal Mach-O's slices, else its one.
 pub fn architectures(path: &Path) -> Result<Vec<String>, Error> {
-    let path = debugfile::resolve_dsym_bundle(path)?;
+    let path = locate::resolve_dsym_bundle(path)?;
     let input = load::Input::open(&path)?;
     if pdb::is_pdb(input.bytes()) {
         return Ok(vec![pdb::identify(&path, input.bytes())?.arch.to_string()]);
@@ -158,7 +167,7 @@ pub fn parse_extra_info(arg: &str) -> Result<(String, String), String> {
 pub fn dump(path: &Path, opts: &Options) -> Result<Dump, Error> {
     let on_workers = workers::run(opts.jobs, || {
         // A .dSYM bundle stands for the DWARF file inside it.
-        let resolved = debugfile::resolve_dsym_bundle(path)?;
+        let resolved = locate::resolve_dsym_bundle(path)?;
         let input = load::Input::open(&resolved)?;
         let dump = pipeline::dump_input(&input, opts, true);
         input.intact()?;
@@ -189,10 +198,13 @@ fn warn_of_deep_names(mut dump: Dump) -> Dump {
     let names = names.chain(m.origins.iter().map(String::as_str));
     let deep = names.filter(|n| demangle::too_deep(n)).count();
     if deep > 0 {
-        dump.warnings.push(format!(
-            "{deep} name(s) left mangled: longer than any compiler writes, they could nest \
+        dump.warnings.push(
+            WarningKind::Names,
+            format!(
+                "{deep} name(s) left mangled: longer than any compiler writes, they could nest \
              deeper than a demangler may safely follow"
-        ));
+            ),
+        );
     }
     dump
 }

@@ -11,7 +11,7 @@ use object::read::elf::{FileHeader, SectionHeader as _};
 use object::{Endianness, Object as _, ObjectSection as _, elf};
 use rayon::prelude::*;
 
-use crate::error::{Error, ErrorKind, Warnings};
+use crate::error::{Error, ErrorKind, Warning, WarningKind, Warnings};
 
 /// A decompressed section may be at most this many times larger than the whole input
 /// file. Real DWARF compresses 3–10x; a header claiming more is corrupt, and trusting it
@@ -225,7 +225,7 @@ pub struct Object<'a> {
     pub data: &'a [u8],
     /// Damage found while parsing that loses part of the file (an unreadable symbol
     /// table), for the dump's warnings.
-    pub damage: Vec<String>,
+    pub damage: Vec<Warning>,
 }
 
 impl<'a> Object<'a> {
@@ -300,10 +300,9 @@ impl<'a> Object<'a> {
                 };
                 let copy: &'a [u8] = input.patched.get_or_init(|| copy);
                 let file = object::File::parse(copy).map_err(|_| corrupt(path, e))?;
-                damage.push(format!(
-                    "{} cannot be read ({e}); no PUBLIC records from it",
-                    tables.join(" and ")
-                ));
+                let tables = tables.join(" and ");
+                let why = format!("{tables} cannot be read ({e}); no PUBLIC records from it");
+                damage.push(Warning::new(WarningKind::Container, why).on(tables));
                 (file, copy)
             }
         };
@@ -484,11 +483,8 @@ fn file_kind(input: &Input) -> Result<object::FileKind, Error> {
     })
 }
 
-fn corrupt(path: &Path, e: object::Error) -> Error {
-    Error::new(
-        path,
-        ErrorKind::Corrupt(format!("bad headers ({e}); is the file truncated?")),
-    )
+fn corrupt(path: &Path, source: object::Error) -> Error {
+    Error::new(path, ErrorKind::Headers { source })
 }
 
 /// Breakpad's name for a Mach-O slice's architecture.
@@ -604,23 +600,36 @@ pub fn section_data<'a>(
                 Err(raw) => raw.to_string(),
                 Ok(_) => e.to_string(),
             };
-            warnings.push(format!("section {name}: cannot read: {why}"));
+            warnings.add(
+                Warning::new(
+                    WarningKind::Container,
+                    format!("section {name}: cannot read: {why}"),
+                )
+                .on(name),
+            );
             return Cow::Borrowed(&[]);
         }
     };
     let limit = (file_len as u64).saturating_mul(MAX_DECOMPRESSION_RATIO);
     if compressed.format != object::CompressionFormat::None && compressed.uncompressed_size > limit
     {
-        warnings.push(format!(
+        let why = format!(
             "section {name}: claims an uncompressed size of {} bytes, more than this file could hold; ignored",
             compressed.uncompressed_size
-        ));
+        );
+        warnings.add(Warning::new(WarningKind::Container, why).on(name));
         return Cow::Borrowed(&[]);
     }
     match compressed.decompress() {
         Ok(bytes) => bytes,
         Err(e) => {
-            warnings.push(format!("section {name}: cannot decompress: {e}"));
+            warnings.add(
+                Warning::new(
+                    WarningKind::Container,
+                    format!("section {name}: cannot decompress: {e}"),
+                )
+                .on(name),
+            );
             Cow::Borrowed(&[])
         }
     }

@@ -80,9 +80,9 @@ fn list_arch(inputs: &[std::path::PathBuf]) -> bool {
 }
 
 /// One line to stderr, with what came from an input made harmless: control characters
-/// escaped, length bounded (see [`dumpsyms::untrusted::for_terminal`]).
+/// escaped, length bounded (see [`dumpsyms::for_terminal`]).
 fn say(line: &str) {
-    eprintln!("{}", dumpsyms::untrusted::for_terminal(line));
+    eprintln!("{}", dumpsyms::for_terminal(line));
 }
 
 /// The library's lines on stderr, after the program's name: above the progress bar of
@@ -112,7 +112,7 @@ impl Stderr {
     fn show(&self, line: &str) {
         let line = format!("dumpsyms: {line}");
         match &self.bar {
-            Some(bar) => bar.println(dumpsyms::untrusted::for_terminal(&line)),
+            Some(bar) => bar.println(dumpsyms::for_terminal(&line)),
             None => say(&line),
         }
     }
@@ -133,9 +133,9 @@ impl Report for Stderr {
         let Some(bar) = &self.bar else { return };
         match step {
             Progress::Start { files } => bar.set_length(files as u64),
-            Progress::File(file) => bar.set_message(dumpsyms::untrusted::for_terminal(
-                &file.display().to_string(),
-            )),
+            Progress::File(file) => {
+                bar.set_message(dumpsyms::for_terminal(&file.display().to_string()))
+            }
             Progress::Done => bar.inc(1),
             Progress::Finish => bar.finish_and_clear(),
         }

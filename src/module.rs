@@ -5,8 +5,8 @@
 use rayon::prelude::*;
 
 use crate::body::{self, BodyRef, UnitBodies};
-use crate::debuginfo::DebugInfo;
-use crate::error::Warnings;
+use crate::debuginfo::{DebugInfo, FunctionRecord};
+use crate::error::{Warning, WarningKind, Warnings};
 use crate::identity::Identity;
 use crate::symbols::Symbol;
 
@@ -21,9 +21,9 @@ pub struct Module {
     /// Extra `INFO KEY value` records (build metadata), after `CODE_ID` and `GENERATOR`.
     pub extra_info: Vec<(String, String)>,
     /// Only the header (`-i`): no records follow `MODULE` and `INFO`.
-    pub header_only: bool,
+    pub(crate) header_only: bool,
     /// Write the optional `m` field (`-m`).
-    pub write_multiple: bool,
+    pub(crate) write_multiple: bool,
     /// `FILE` records, by id.
     pub files: Vec<String>,
     /// `INLINE_ORIGIN` records, by id.
@@ -31,19 +31,19 @@ pub struct Module {
     /// Sorted by address, non-overlapping.
     pub functions: Vec<Function>,
     /// The functions' encoded line and inline records, with ids mapped to `files` and
-    /// `origins` (see [`Module::records`]).
-    pub bodies: Vec<UnitBodies>,
+    /// `origins` (read them with [`Module::records`]).
+    pub(crate) bodies: Vec<UnitBodies>,
     /// Subtracted from the addresses in `bodies`.
-    pub bias: u64,
+    pub(crate) bias: u64,
     /// Sorted by address, none inside a function.
     pub publics: Vec<Public>,
     /// x86 Windows frame data, by address.
-    pub stack_win: Vec<crate::unwind::stack_win::StackWin>,
+    pub(crate) stack_win: Vec<crate::unwind::stack_win::StackWin>,
     /// The unwind tables, written as STACK CFI records.
-    pub cfi: Option<crate::unwind::CfiSource>,
+    pub(crate) cfi: Option<crate::unwind::CfiSource>,
 }
 
-/// A `FUNC` record; its line and `INLINE` records are in [`Module::bodies`].
+/// A `FUNC` record; its line and `INLINE` records come from [`Module::records`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Function {
     pub address: u64,
@@ -52,7 +52,7 @@ pub struct Function {
     pub multiple: bool,
     /// Bytes of stack arguments (x86 Windows); 0 elsewhere.
     pub param_size: u32,
-    pub body: BodyRef,
+    pub(crate) body: BodyRef,
 }
 
 /// A line record.
@@ -90,7 +90,7 @@ const NAME_OMITTED: &str = "<name omitted>";
 
 impl Module {
     /// A module with only its identity.
-    pub fn header(identity: Identity) -> Module {
+    pub(crate) fn header(identity: Identity) -> Module {
         Module {
             os: identity.os,
             arch: identity.arch.to_string(),
@@ -145,92 +145,19 @@ impl Module {
     ) -> Module {
         let mut m = Module::header(identity);
         m.header_only = false;
-
-        // Symbols sorted by address; stable, so that at one address the symbol-table
-        // order (whose first symbol names a PUBLIC) is kept.
-        let mut order: Vec<usize> = (0..symbols.len()).collect();
-        order.sort_by_key(|&i| symbols[i].address);
-        let syms_at = |addr: u64| -> Vec<&Symbol> {
-            let first = order.partition_point(|&i| symbols[i].address < addr);
-            let mut out: Vec<&Symbol> = Vec::new();
-            for &i in order[first..]
-                .iter()
-                .take_while(|&&i| symbols[i].address == addr)
-            {
-                if !out.iter().any(|o| o.raw == symbols[i].raw) {
-                    out.push(&symbols[i]);
-                }
-            }
-            out
-        };
-
-        let mut funcs = dwarf.functions;
-        // Stable: of several functions at one address the first in DWARF order wins,
-        // which is also the one llvm-symbolizer reports.
-        funcs.sort_by_key(|f| f.start);
+        let index = SymbolIndex::new(&symbols);
         // Which functions are kept is decided in address order (each against the one
         // before); naming them, which demangles symbols, is done in parallel after.
-        let mut groups: Vec<(crate::debuginfo::FunctionRecord, usize)> =
-            Vec::with_capacity(funcs.len());
-        let mut overlaps = 0usize;
-        let mut iter = funcs.into_iter().peekable();
-        while let Some(first) = iter.next() {
-            let mut dwarf_names: Vec<String> = first.name.iter().cloned().collect();
-            while let Some(same) = iter.next_if(|f| f.start == first.start) {
-                dwarf_names.extend(same.name);
-            }
-            dwarf_names.sort_unstable();
-            dwarf_names.dedup();
-            if let Some((prev, _)) = groups.last()
-                && first.start.wrapping_sub(bias)
-                    < prev.start.wrapping_sub(bias) + (prev.end - prev.start)
-            {
-                overlaps += 1;
-                continue;
-            }
-            groups.push((first, dwarf_names.len()));
-        }
+        let (groups, overlaps) = first_of_each_address(dwarf.functions, bias);
         let kept: Vec<Function> = groups
             .into_par_iter()
-            .map(|(first, dwarf_names)| {
-                let syms_here = syms_at(first.start);
-                // Several names for the same code (identical code folding, aliases),
-                // counted within one source: a DWARF name and the symbol of a GCC clone
-                // (`f` and `f.constprop.0`) are one function.
-                let multiple = dwarf_names > 1 || distinct_names(&syms_here) > 1;
-                let name = match first.name {
-                    Some(n) if first.name_from_linkage => {
-                        version_alias(&syms_here).filter(|a| *a != n).unwrap_or(n)
-                    }
-                    // GCC gives no linkage name to functions in anonymous namespaces: the
-                    // name built from the DIE tree lacks the parameter list every other
-                    // C++ FUNC has. The mangled symbol at the same address has it.
-                    Some(n) => syms_here
-                        .iter()
-                        .filter(|s| s.is_mangled())
-                        .find_map(|s| s.display_name().filter(|d| *d != s.raw))
-                        .map(|d| strip_clone_suffixes(&d).to_string())
-                        .or_else(|| extern_c_name(&n, &syms_here))
-                        .unwrap_or(n),
-                    None => syms_here
-                        .iter()
-                        .find_map(|s| s.display_name())
-                        .unwrap_or_else(|| NAME_OMITTED.to_string()),
-                };
-                Function {
-                    address: first.start.wrapping_sub(bias),
-                    size: first.end - first.start,
-                    name,
-                    multiple,
-                    param_size: first.param_size,
-                    body: first.body,
-                }
-            })
+            .map(|(first, dwarf_names)| name_function(first, dwarf_names, &index, bias))
             .collect();
         if overlaps > 0 {
-            warnings.push(format!(
-                "{overlaps} functions overlap an earlier function and were left out"
-            ));
+            warnings.push(
+                WarningKind::Symbols,
+                format!("{overlaps} functions overlap an earlier function and were left out"),
+            );
         }
 
         // FILE and INLINE_ORIGIN ids: dense, in sorted name order, so that the output
@@ -250,16 +177,63 @@ impl Module {
             }
         }
         m.bias = bias;
+        m.publics = index.publics(&kept, bias);
+        m.functions = kept;
+        m
+    }
+}
 
-        // PUBLIC: the first symbol at each address not covered by a function, named in
-        // parallel (each demangles its symbols).
-        let mut addresses: Vec<u64> = order.iter().map(|&i| symbols[i].address).collect();
+/// An export's name, demangled and printable.
+fn export_name(raw: &[u8]) -> Option<String> {
+    let name =
+        crate::demangle::demangle(&String::from_utf8_lossy(raw), crate::demangle::Lang::Other);
+    crate::demangle::sanitize(&name)
+}
+
+/// Symbols by address; stable, so that at one address the symbol-table order (whose
+/// first symbol names a PUBLIC) is kept.
+struct SymbolIndex<'s> {
+    symbols: &'s [Symbol],
+    order: Vec<usize>,
+}
+
+impl<'s> SymbolIndex<'s> {
+    fn new(symbols: &'s [Symbol]) -> Self {
+        let mut order: Vec<usize> = (0..symbols.len()).collect();
+        order.sort_by_key(|&i| symbols[i].address);
+        SymbolIndex { symbols, order }
+    }
+
+    /// The symbols at `addr`, one per name.
+    fn at(&self, addr: u64) -> Vec<&'s Symbol> {
+        let symbols = self.symbols;
+        let first = self.order.partition_point(|&i| symbols[i].address < addr);
+        let mut out: Vec<&Symbol> = Vec::new();
+        for &i in self.order[first..]
+            .iter()
+            .take_while(|&&i| symbols[i].address == addr)
+        {
+            if !out.iter().any(|o| o.raw == symbols[i].raw) {
+                out.push(&symbols[i]);
+            }
+        }
+        out
+    }
+
+    /// PUBLIC: the first symbol at each address not covered by a function, named in
+    /// parallel (each demangles its symbols), by address.
+    fn publics(&self, functions: &[Function], bias: u64) -> Vec<Public> {
+        let mut addresses: Vec<u64> = self
+            .order
+            .iter()
+            .map(|&i| self.symbols[i].address)
+            .collect();
         addresses.dedup();
-        addresses.retain(|&a| !covered(&kept, a.wrapping_sub(bias)));
-        m.publics = addresses
+        addresses.retain(|&a| !covered(functions, a.wrapping_sub(bias)));
+        let mut publics: Vec<Public> = addresses
             .into_par_iter()
             .filter_map(|address| {
-                let here = syms_at(address);
+                let here = self.at(address);
                 let name = here.iter().find_map(|s| s.display_name())?;
                 Some(Public {
                     address: address.wrapping_sub(bias),
@@ -270,9 +244,82 @@ impl Module {
             })
             .collect();
         // By address, for the same order on every run and the order readers expect.
-        m.publics.sort_by_key(|p| p.address);
-        m.functions = kept;
-        m
+        publics.sort_by_key(|p| p.address);
+        publics
+    }
+}
+
+/// The first function at each address with how many DWARF names the functions there
+/// have, in address order, leaving out (and counting) those that overlap the one kept
+/// before them.
+fn first_of_each_address(
+    mut funcs: Vec<FunctionRecord>,
+    bias: u64,
+) -> (Vec<(FunctionRecord, usize)>, usize) {
+    // Stable: of several functions at one address the first in DWARF order wins,
+    // which is also the one llvm-symbolizer reports.
+    funcs.sort_by_key(|f| f.start);
+    let mut groups: Vec<(FunctionRecord, usize)> = Vec::with_capacity(funcs.len());
+    let mut overlaps = 0usize;
+    let mut iter = funcs.into_iter().peekable();
+    while let Some(first) = iter.next() {
+        let mut dwarf_names: Vec<String> = first.name.iter().cloned().collect();
+        while let Some(same) = iter.next_if(|f| f.start == first.start) {
+            dwarf_names.extend(same.name);
+        }
+        dwarf_names.sort_unstable();
+        dwarf_names.dedup();
+        if let Some((prev, _)) = groups.last()
+            && first.start.wrapping_sub(bias)
+                < prev.start.wrapping_sub(bias) + (prev.end - prev.start)
+        {
+            overlaps += 1;
+            continue;
+        }
+        groups.push((first, dwarf_names.len()));
+    }
+    (groups, overlaps)
+}
+
+/// The FUNC record of `first`, named from its debug info and the symbols at its
+/// address.
+fn name_function(
+    first: FunctionRecord,
+    dwarf_names: usize,
+    index: &SymbolIndex,
+    bias: u64,
+) -> Function {
+    let syms_here = index.at(first.start);
+    // Several names for the same code (identical code folding, aliases), counted
+    // within one source: a DWARF name and the symbol of a GCC clone (`f` and
+    // `f.constprop.0`) are one function.
+    let multiple = dwarf_names > 1 || distinct_names(&syms_here) > 1;
+    let name = match first.name {
+        Some(n) if first.name_from_linkage => {
+            version_alias(&syms_here).filter(|a| *a != n).unwrap_or(n)
+        }
+        // GCC gives no linkage name to functions in anonymous namespaces: the name
+        // built from the DIE tree lacks the parameter list every other C++ FUNC has.
+        // The mangled symbol at the same address has it.
+        Some(n) => syms_here
+            .iter()
+            .filter(|s| s.is_mangled())
+            .find_map(|s| s.display_name().filter(|d| *d != s.raw))
+            .map(|d| strip_clone_suffixes(&d).to_string())
+            .or_else(|| extern_c_name(&n, &syms_here))
+            .unwrap_or(n),
+        None => syms_here
+            .iter()
+            .find_map(|s| s.display_name())
+            .unwrap_or_else(|| NAME_OMITTED.to_string()),
+    };
+    Function {
+        address: first.start.wrapping_sub(bias),
+        size: first.end - first.start,
+        name,
+        multiple,
+        param_size: first.param_size,
+        body: first.body,
     }
 }
 
@@ -343,11 +390,7 @@ impl Module {
             {
                 continue;
             }
-            let name = crate::demangle::demangle(
-                &String::from_utf8_lossy(&raw),
-                crate::demangle::Lang::Other,
-            );
-            let Some(name) = crate::demangle::sanitize(&name) else {
+            let Some(name) = export_name(&raw) else {
                 continue;
             };
             seen.insert(address);
@@ -360,11 +403,12 @@ impl Module {
             added = true;
         }
         if allowance.cut > 0 {
-            warnings.push(format!(
+            let why = format!(
                 "export table: {} export(s) left out: their names add up to more than 16 times \
                  the file (one name shared by many exports)",
                 allowance.cut
-            ));
+            );
+            warnings.add(Warning::new(WarningKind::Symbols, why).on("export table"));
         }
         if added {
             // By address, as the model keeps them.
@@ -373,13 +417,13 @@ impl Module {
     }
 
     /// Whether a FUNC covers the module-relative `address`.
-    pub fn covers(&self, address: u64) -> bool {
+    pub(crate) fn covers(&self, address: u64) -> bool {
         covered(&self.functions, address)
     }
 
     /// The encoded records of `f` and its unit's id maps (see [`crate::body::visit`]);
     /// `None` only for a function whose body reference is out of range.
-    pub fn body_of(&self, f: &Function) -> Option<(&UnitBodies, &[u8])> {
+    pub(crate) fn body_of(&self, f: &Function) -> Option<(&UnitBodies, &[u8])> {
         body_bytes(&self.bodies, f.body)
     }
 

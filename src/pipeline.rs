@@ -4,15 +4,18 @@
 //!
 //! ELF, Mach-O and a PE carrying DWARF (MinGW) share the object path; a PE with its PDB
 //! and a PDB (with the PE beside it, when there is one) take their records from
-//! [`crate::windows`] and [`crate::pdb`]. Nothing is added to a module after it is
+//! [`crate::pdb`]. Companion files (debug files, dSYMs, PDBs, the PE of a PDB, split
+//! DWARF, dwz's alternate file) are found by [`crate::locate`]. Nothing is added to a module after it is
 //! built, and no reader calls back into this file.
 
-use crate::debugfile::{self, DebugFile, Search};
-use crate::error::{Error, ErrorKind, Warnings};
+use std::path::Path;
+
+use crate::error::{Error, ErrorKind, WarningKind, Warnings};
 use crate::identity::{self, Identity, Layout};
 use crate::load::{Input, Object};
+use crate::locate::{self, DebugFile, Located, Search};
 use crate::module::{Module, Sources};
-use crate::windows::{self, PdbSearch};
+use crate::pdb::{PdbId, PdbOptions};
 use crate::{Dump, Options, basename, demangle, dwarf, pdb, symbols, unwind};
 
 /// Dumps `input`; `on_disk`: whether companion files are looked for beside it.
@@ -27,7 +30,9 @@ pub(crate) fn dump_input(input: &Input, opts: &Options, on_disk: bool) -> Result
     let mut identity = identity::identity(&obj, name);
     override_identity(&mut identity, opts);
     let mut warnings = Warnings::default();
-    warnings.0.extend(obj.damage.iter().cloned());
+    for damage in &obj.damage {
+        warnings.add(damage.clone());
+    }
     if opts.header_only {
         return Ok(header_dump(identity, opts, warnings));
     }
@@ -63,7 +68,6 @@ fn header_dump(identity: Identity, opts: &Options, warnings: Warnings) -> Dump {
         warnings,
         debug_file: None,
         no_debug_info: None,
-        servers: Vec::new(),
     }
 }
 
@@ -76,8 +80,6 @@ struct ObjectRead {
     debug: Option<DebugFile>,
     /// Where debug information was looked for, when none was found.
     no_debug_info: Option<Search>,
-    /// Servers that could not be used.
-    servers: Vec<String>,
 }
 
 /// Builds the module from what was read; the debug file must still be whole.
@@ -92,7 +94,6 @@ fn finish(read: ObjectRead, opts: &Options, mut warnings: Warnings) -> Result<Du
         warnings,
         debug_file: read.debug.map(|d| d.path),
         no_debug_info: read.no_debug_info,
-        servers: read.servers,
     })
 }
 
@@ -114,19 +115,7 @@ fn read_object(
     on_disk: bool,
 ) -> Result<ObjectRead, Error> {
     let layout = identity::layout(obj);
-    let mut no_debug_info = None;
-    let mut servers = Vec::new();
-    let debug = match on_disk && debugfile::lacks_dwarf(obj) {
-        false => None,
-        true => locate_debug_file(
-            obj,
-            &identity,
-            opts,
-            warnings,
-            &mut no_debug_info,
-            &mut servers,
-        )?,
-    };
+    let (debug, no_debug_info) = debug_file(obj, identity.arch, opts, on_disk, warnings)?;
     let debug_obj = debug
         .as_ref()
         .and_then(|d| parse_debug_file(d, identity.arch, warnings));
@@ -146,68 +135,48 @@ fn read_object(
     } else {
         layout.load_address
     };
-    let arch = identity.arch;
-    let mut sources = Sources::new(identity, debug_info, symbols, bias);
     let mut cfi_warnings = Warnings::default();
-    if opts.cfi {
-        sources.cfi = unwind::extract(
-            obj,
-            debug_obj.as_ref(),
-            arch,
-            &layout,
-            bias,
-            &mut cfi_warnings,
-        );
-    }
+    let cfi = opts.cfi.then(|| {
+        let debug = debug_obj.as_ref();
+        unwind::extract(obj, debug, identity.arch, &layout, bias, &mut cfi_warnings)
+    });
     drop(debug_obj);
+    let mut sources = Sources::new(identity, debug_info, symbols, bias);
+    sources.cfi = cfi.flatten();
     Ok(ObjectRead {
         sources,
         cfi_warnings,
         debug,
         no_debug_info,
-        servers,
     })
 }
 
-/// The separate debug file of a binary without DWARF: a dSYM for Mach-O; else by build
-/// ID and debug link, then from debuginfod. When none is found, `no_debug_info` says
-/// where it was looked for.
-fn locate_debug_file(
+/// The separate debug file of a binary without DWARF, and where it was looked for when
+/// none was found.
+fn debug_file(
     obj: &Object,
-    identity: &Identity,
+    arch: &str,
     opts: &Options,
+    on_disk: bool,
     warnings: &mut Warnings,
-    no_debug_info: &mut Option<Search>,
-    servers: &mut Vec<String>,
-) -> Result<Option<DebugFile>, Error> {
-    if obj.file.format() == object::BinaryFormat::MachO {
-        return debugfile::find_dsym(obj, obj.path, &opts.debug_dirs, identity.arch);
+) -> Result<(Option<DebugFile>, Option<Search>), Error> {
+    let mut located = match on_disk && locate::lacks_dwarf(obj) {
+        false => Located::default(),
+        true => locate::locate_debug_file(obj, arch, opts, warnings)?,
+    };
+    if let Some(search) = &mut located.search {
+        tell_servers(search, warnings);
     }
-    let mut search = Search::default();
-    let found = debugfile::find(obj, obj.path, &opts.debug_dirs, warnings, &mut search)
-        .or_else(|| from_debuginfod(obj, opts, &mut search, warnings, servers));
-    if found.is_none() {
-        *no_debug_info = Some(search);
-    }
-    Ok(found)
+    let debug = located.file;
+    let no_debug_info = located.search.filter(|_| debug.is_none());
+    Ok((debug, no_debug_info))
 }
 
-/// The debug file of `obj` from the debuginfod servers, if they are configured and have
-/// it. Servers that are down or failing go to `servers`.
-fn from_debuginfod(
-    obj: &Object,
-    opts: &Options,
-    search: &mut Search,
-    warnings: &mut Warnings,
-    servers: &mut Vec<String>,
-) -> Option<DebugFile> {
-    let client = opts.debuginfod.as_ref()?;
-    search.debuginfod = Some(client.servers.clone());
-    let build_id = identity::build_id(obj).filter(|id| id.len() >= 2)?;
-    let fetched = client.debuginfo(build_id);
-    search.tried.extend(fetched.asked);
-    servers.extend(fetched.problems);
-    debugfile::open_fetched(obj, &fetched.path?, warnings)
+/// The servers `search` could not use, as warnings of their kind.
+fn tell_servers(search: &mut Search, warnings: &mut Warnings) {
+    for problem in std::mem::take(&mut search.servers) {
+        warnings.push(WarningKind::Server, problem);
+    }
 }
 
 /// The debug file as an object of `arch`, its damage among the warnings.
@@ -219,12 +188,15 @@ fn parse_debug_file<'a>(
     match Object::parse_arch(&d.input, Some(arch)) {
         Ok(o) => {
             for damage in &o.damage {
-                warnings.push(format!("debug file {}: {damage}", d.path.display()));
+                warnings.push(
+                    WarningKind::Companion,
+                    format!("debug file {}: {damage}", d.path.display()),
+                );
             }
             Some(o)
         }
         Err(e) => {
-            warnings.push(format!("debug file {e}"));
+            warnings.push(WarningKind::Companion, format!("debug file {e}"));
             None
         }
     }
@@ -245,14 +217,14 @@ fn read_dwarf(
         inlines: opts.inlines,
         cross_unit_refs: opts.cross_unit_refs,
     };
-    let split_paths = dwarf::SplitPaths {
-        binary: binary.path.to_path_buf(),
-        debug_file: debug.map(|d| d.path.clone()),
-        debug_dirs: opts.debug_dirs.clone(),
+    let companions = locate::Finder {
+        binary: binary.path,
+        debug_file: debug.map(|d| d.path.as_path()),
+        debug_dirs: &opts.debug_dirs,
+        debuginfod: opts.debuginfod.as_ref(),
         on_disk,
-        debuginfod: opts.debuginfod.clone(),
     };
-    let mut info = dwarf::extract(source, layout, dwarf_opts, &split_paths, warnings);
+    let mut info = dwarf::extract(source, layout, dwarf_opts, &companions, warnings);
     for file in &mut info.files {
         *file = opts.source_paths.apply(file);
     }
@@ -274,10 +246,10 @@ fn read_symbols(
     if debug_obj.is_some() || symbols::has_symtab(obj) {
         return found;
     }
-    if let Some(mini) = debugfile::mini_debuginfo(obj, obj.path, warnings) {
+    if let Some(mini) = locate::mini_debuginfo(obj, obj.path, warnings) {
         match Object::parse(&mini) {
             Ok(mini_obj) => found.extend(symbols::function_symbols(&mini_obj, layout)),
-            Err(e) => warnings.push(format!("MiniDebugInfo {e}")),
+            Err(e) => warnings.push(WarningKind::Companion, format!("MiniDebugInfo {e}")),
         }
     }
     found
@@ -294,27 +266,22 @@ fn pe_dump(
 ) -> Result<Dump, Error> {
     let facts = identity::pe_facts(obj)
         .ok_or_else(|| Error::new(obj.path, ErrorKind::Corrupt("not a PE image".into())))?;
-    let mut search = PdbSearch::default();
-    let pdb_path = windows::locate_pdb(obj, facts.pdb.as_ref(), opts, on_disk, &mut search)?;
-    let servers = std::mem::take(&mut search.servers);
+    let mut search = Search::default();
+    let pdb_path = locate::locate_pdb(obj, facts.pdb.as_ref(), opts, on_disk, &mut search)?;
+    tell_servers(&mut search, &mut warnings);
     if let Some(path) = pdb_path {
         let input = Input::open(&path)?;
-        let dump = pe_with_pdb(obj, identity, &input, opts, warnings, servers);
+        let dump = pe_with_pdb(obj, identity, &input, opts, warnings);
         input.intact()?;
         return dump;
     }
     // The image's own DWARF only: a PE's debug files are PDBs.
     let mut read = read_object(obj, identity, opts, &mut warnings, false)?;
-    if let Some(want) = facts.pdb.filter(|_| debugfile::lacks_dwarf(obj)) {
-        read.no_debug_info = Some(Search {
-            tried: search.tried,
-            unusable: search.unusable,
-            pdb: Some(format!("{} {}", want.file_name(), want.debug_id())),
-            ..Default::default()
-        });
+    if let Some(want) = facts.pdb.filter(|_| locate::lacks_dwarf(obj)) {
+        search.pdb = Some(format!("{} {}", want.file_name(), want.debug_id()));
+        read.no_debug_info = Some(search);
     }
-    read.servers.extend(servers);
-    read.sources.exports = windows::exports(obj);
+    read.sources.exports = symbols::pe_exports(obj);
     finish(read, opts, warnings)
 }
 
@@ -325,11 +292,10 @@ fn pe_with_pdb(
     pdb_input: &Input,
     opts: &Options,
     mut warnings: Warnings,
-    servers: Vec<String>,
 ) -> Result<Dump, Error> {
     let layout = identity::layout(obj);
     let arch = identity.arch;
-    let mut sources = windows::pdb_sources(pdb_input, identity, opts, &mut warnings)?;
+    let mut sources = pdb_sources(pdb_input, identity, opts, &mut warnings)?;
     let mut cfi_warnings = Warnings::default();
     if opts.cfi {
         sources.cfi = unwind::extract(
@@ -348,7 +314,6 @@ fn pe_with_pdb(
         warnings,
         debug_file: Some(pdb_input.path().to_path_buf()),
         no_debug_info: None,
-        servers,
     })
 }
 
@@ -357,7 +322,7 @@ fn pe_with_pdb(
 fn pdb_dump(input: &Input, opts: &Options, on_disk: bool) -> Result<Dump, Error> {
     let id = pdb::identify(input.path(), input.bytes())?;
     let beside = match on_disk {
-        true => windows::find_pe(input, &id, opts)?,
+        true => locate::find_pe(input, &id, opts)?,
         false => None,
     };
     if let Some((pe_input, mut identity)) = beside {
@@ -366,21 +331,67 @@ fn pdb_dump(input: &Input, opts: &Options, on_disk: bool) -> Result<Dump, Error>
             return Ok(header_dump(identity, opts, Warnings::default()));
         }
         let obj = Object::parse(&pe_input)?;
-        return pe_with_pdb(&obj, identity, input, opts, Warnings::default(), Vec::new());
+        return pe_with_pdb(&obj, identity, input, opts, Warnings::default());
     }
-    let mut identity = windows::pdb_identity(input.path(), id);
+    let mut identity = pdb_identity(input.path(), id);
     override_identity(&mut identity, opts);
     if opts.header_only {
         return Ok(header_dump(identity, opts, Warnings::default()));
     }
     let mut warnings = Warnings::default();
-    let sources = windows::pdb_sources(input, identity, opts, &mut warnings)?;
+    let sources = pdb_sources(input, identity, opts, &mut warnings)?;
     let module = build(sources, opts, &mut warnings);
     Ok(Dump {
         module,
         warnings,
         debug_file: Some(input.path().to_path_buf()),
         no_debug_info: None,
-        servers: Vec::new(),
     })
+}
+
+/// What a PDB holds, as sources under `identity`: functions, lines, publics and (x86,
+/// with CFI) frame data. No STACK CFI: that needs the image.
+fn pdb_sources(
+    input: &Input,
+    identity: Identity,
+    opts: &Options,
+    warnings: &mut Warnings,
+) -> Result<Sources, Error> {
+    let x86 = identity.arch == "x86";
+    let out = pdb::extract(
+        input.path(),
+        input.bytes(),
+        PdbOptions {
+            inlines: opts.inlines,
+            x86,
+            frames: x86 && opts.cfi,
+        },
+        warnings,
+    )?;
+    let mut info = out.info;
+    for file in &mut info.files {
+        *file = opts.source_paths.apply(file);
+    }
+    // x86: a function's argument bytes are its frame data's.
+    for f in &mut info.functions {
+        let i = out.frames.partition_point(|r| u64::from(r.rva) < f.start);
+        if let Some(r) = out.frames.get(i).filter(|r| u64::from(r.rva) == f.start) {
+            f.param_size = r.params_size;
+        }
+    }
+    let mut sources = Sources::new(identity, info, out.publics, 0);
+    sources.stack_win = out.frames;
+    Ok(sources)
+}
+
+/// A PDB's identity when no PE is found for it: no code id.
+fn pdb_identity(path: &Path, id: PdbId) -> Identity {
+    let name = crate::basename(path);
+    Identity {
+        os: "windows".into(),
+        debug_id: id.debug_id(),
+        arch: id.arch,
+        code_id: None,
+        name: crate::demangle::sanitize(&name).unwrap_or_else(|| "unnamed".into()),
+    }
 }

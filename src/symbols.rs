@@ -1,12 +1,14 @@
-//! Function symbols from the ELF symbol tables: the source of `PUBLIC` records and of
-//! names for functions the DWARF leaves unnamed.
+//! Function symbols from the ELF symbol tables and a PE's export table: the source of
+//! `PUBLIC` records and of names for functions the debug info leaves unnamed.
 
 use object::{
     Architecture, FileFlags, Object as _, ObjectSection as _, ObjectSymbol as _, SymbolKind,
 };
 
 use crate::demangle::{Lang, demangle, sanitize};
+use crate::identity;
 use crate::load::Object;
+use crate::module::Exports;
 
 /// A defined function symbol at its absolute address, with its name as the symbol table
 /// has it. Names are demangled only when written ([`Symbol::display_name`]): a large
@@ -53,52 +55,65 @@ pub fn has_symtab(obj: &Object) -> bool {
 /// symbol-table order, that lie in the code of `layout`. Mach-O names lose the leading
 /// underscore the C ABI adds.
 pub fn function_symbols(obj: &Object, layout: &crate::identity::Layout) -> Vec<Symbol> {
-    let thumb = obj.file.architecture() == Architecture::Arm;
-    let macho = obj.file.format() == object::BinaryFormat::MachO;
-    let opd = FunctionDescriptors::of(obj);
-    let mut out = Vec::new();
-    let mut collect = |syms: &mut dyn Iterator<Item = object::Symbol<'_, '_>>| {
-        for sym in syms {
-            if sym.kind() != SymbolKind::Text || !sym.is_definition() {
-                continue;
-            }
-            let mut address = sym.address();
-            if thumb {
-                // The low bit of an ARM function symbol marks Thumb code, not an address.
-                address &= !1;
-            }
-            if let Some(opd) = &opd {
-                match opd.entry(address) {
-                    Some(Some(code)) => address = code,
-                    Some(None) => continue,
-                    None => {}
-                }
-            }
-            if address == 0 || layout.code_span_end(address).is_none() {
-                continue;
-            }
-            let Ok(mut raw) = sym.name_bytes() else {
-                continue;
-            };
-            if macho {
-                raw = raw.strip_prefix(b"_").unwrap_or(raw);
-            }
-            if raw.is_empty() {
-                continue;
-            }
-            out.push(Symbol {
-                address,
-                raw: String::from_utf8_lossy(raw).into_owned(),
-            });
-        }
+    let reading = Reading {
+        thumb: obj.file.architecture() == Architecture::Arm,
+        macho: obj.file.format() == object::BinaryFormat::MachO,
+        opd: FunctionDescriptors::of(obj),
+        layout,
     };
     let mut symtab = obj.file.symbols().peekable();
     if symtab.peek().is_some() {
-        collect(&mut symtab);
+        symtab.filter_map(|sym| reading.function(&sym)).collect()
     } else {
-        collect(&mut obj.file.dynamic_symbols());
+        obj.file
+            .dynamic_symbols()
+            .filter_map(|sym| reading.function(&sym))
+            .collect()
     }
-    out
+}
+
+/// How a file's symbols are read as functions.
+struct Reading<'a, 'l> {
+    /// ARM: the low bit of a function symbol marks Thumb code, not an address.
+    thumb: bool,
+    /// Mach-O: C names carry a leading underscore.
+    macho: bool,
+    opd: Option<FunctionDescriptors<'a>>,
+    layout: &'l crate::identity::Layout,
+}
+
+impl Reading<'_, '_> {
+    /// `sym` as a function symbol, if it is a defined one in the code.
+    fn function(&self, sym: &object::Symbol<'_, '_>) -> Option<Symbol> {
+        if sym.kind() != SymbolKind::Text || !sym.is_definition() {
+            return None;
+        }
+        let mut address = sym.address();
+        if self.thumb {
+            address &= !1;
+        }
+        if let Some(opd) = &self.opd {
+            match opd.entry(address) {
+                Some(Some(code)) => address = code,
+                Some(None) => return None,
+                None => {}
+            }
+        }
+        if address == 0 || self.layout.code_span_end(address).is_none() {
+            return None;
+        }
+        let mut raw = sym.name_bytes().ok()?;
+        if self.macho {
+            raw = raw.strip_prefix(b"_").unwrap_or(raw);
+        }
+        if raw.is_empty() {
+            return None;
+        }
+        Some(Symbol {
+            address,
+            raw: String::from_utf8_lossy(raw).into_owned(),
+        })
+    }
 }
 
 /// ppc64 ELFv1 function descriptors: a function symbol's value is the address of its
@@ -150,4 +165,27 @@ impl<'a> FunctionDescriptors<'a> {
         };
         Some((code != 0).then_some(code))
     }
+}
+
+/// The exports of `obj` that point into its code, with their names' allowance (see
+/// [`Exports`]).
+pub(crate) fn pe_exports(obj: &Object) -> Option<Exports> {
+    let exports = obj.file.exports().ok()?;
+    let layout = identity::layout(obj);
+    let mut entries = Vec::new();
+    for e in exports.flatten() {
+        let object::read::NameOrOrdinal::Name(raw) = e.name() else {
+            continue;
+        };
+        let object::read::ExportTarget::Address { address: va } = e.target() else {
+            continue;
+        };
+        if layout.code_span_end(va).is_some() {
+            entries.push((va, raw.to_vec()));
+        }
+    }
+    Some(Exports {
+        entries,
+        allowance: crate::untrusted::Allowance::for_input(obj.input.bytes().len()),
+    })
 }

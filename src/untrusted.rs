@@ -76,7 +76,7 @@ pub const MAX_MESSAGE: usize = 4096;
 
 /// `s` as it may reach a terminal: every control character escaped (`\n`, `\r`, `\t`,
 /// `\e`, `\x7f`, `\u{9b}` …), and Unicode's direction overrides too (they reorder what
-/// the reader sees), and at most [`MAX_MESSAGE`] bytes, with what was cut counted.
+/// the reader sees), and at most 4,096 bytes, with what was cut counted.
 pub fn for_terminal(s: &str) -> String {
     let mut out = String::with_capacity(s.len().min(MAX_MESSAGE) + 16);
     for (i, c) in s.char_indices() {

@@ -6,6 +6,7 @@ mod common;
 use std::path::{Path, PathBuf};
 
 use common::*;
+use dumpsyms::{Warning, WarningKind};
 use object::{Object as _, ObjectSection as _};
 
 /// A small deterministic generator (xorshift64*), so failures reproduce.
@@ -121,7 +122,7 @@ fn garbage_in_debug_sections_never_panics() {
                 let what = format!("{victim} {name} round {round}");
                 let d = dump_bytes(&copy, &out, &what)
                     .unwrap_or_else(|e| panic!("{what}: refused: {e}"));
-                warned += usize::from(!d.warnings.0.is_empty());
+                warned += usize::from(!d.warnings.is_empty());
             }
             println!("{victim} {name}: 40 damaged copies dumped, {warned} with warnings");
         }
@@ -152,7 +153,10 @@ fn damage_inside_a_streamed_compressed_debug_info_never_panics() {
             }
             let what = format!("{victim} compressed .debug_info round {round}");
             let d = dump_bytes(&copy, &out, &what).unwrap_or_else(|e| panic!("{what}: {e}"));
-            named += usize::from(d.warnings.0.iter().any(|w| w.contains(".debug_info")));
+            named += usize::from(d.warnings.iter().any(|w| {
+                matches!(w.kind, WarningKind::Dwarf | WarningKind::Container)
+                    && w.message.contains(".debug_info")
+            }));
         }
         assert!(
             named > 0,
@@ -170,9 +174,13 @@ fn absurd_compressed_size_is_refused_not_allocated() {
     let at = offset + 8;
     bytes[at..at + 8].copy_from_slice(&(1u64 << 60).to_le_bytes());
     let d = dump_bytes(&bytes, &scratch_file("huge-chdr"), "huge ch_size").unwrap();
-    let warning = d.warnings.0.join("\n");
+    let warning = d
+        .warnings
+        .iter()
+        .find(|w| w.kind == WarningKind::Container && w.scope.as_deref() == Some(".debug_info"))
+        .unwrap_or_else(|| panic!("{:?}", d.warnings));
     assert!(
-        warning.contains(".debug_info") && warning.contains(&(1u64 << 60).to_string()),
+        warning.message.contains(&(1u64 << 60).to_string()),
         "{warning}"
     );
     // No DWARF functions, but the symbol table still names the code.
@@ -197,12 +205,11 @@ fn a_damaged_unit_is_skipped_and_the_others_kept() {
     );
     assert!(!names.contains(&"fib"), "{names:?}");
     assert!(
-        d.warnings
-            .0
-            .iter()
-            .any(|w| w.contains("compilation unit at 0x0")),
+        d.warnings.iter().any(|w| w.kind == WarningKind::Dwarf
+            && w.scope.as_deref() == Some(".debug_info")
+            && w.offset == Some(0)),
         "{:?}",
-        d.warnings.0
+        d.warnings
     );
 }
 
@@ -310,12 +317,12 @@ fn an_unreadable_line_table_loses_only_line_records() {
     );
     assert!(lines(&d) > 0, "the second unit's line records stay");
     assert!(
-        d.warnings
-            .0
-            .iter()
-            .any(|w| w.contains(".debug_line at 0x0") && w.contains("kept without line records")),
+        d.warnings.iter().any(|w| w.kind == WarningKind::Dwarf
+            && w.offset == Some(0)
+            && w.message.contains(".debug_line at 0x0")
+            && w.message.contains("kept without line records")),
         "{:?}",
-        d.warnings.0
+        d.warnings
     );
 }
 
@@ -341,17 +348,18 @@ fn an_unreadable_symbol_table_loses_only_public_records() {
         d.module.publics.len(),
         good.module.publics.len()
     );
+    let mut text = Vec::new();
+    dumpsyms::write_module(&d.module, &mut text).unwrap();
     assert!(
-        d.module.cfi.is_some(),
+        String::from_utf8_lossy(&text).contains("\nSTACK CFI INIT "),
         "STACK CFI is still written from .eh_frame"
     );
     assert!(
-        d.warnings
-            .0
-            .iter()
-            .any(|w| w.contains(".symtab") && w.contains("PUBLIC")),
+        d.warnings.iter().any(|w| w.kind == WarningKind::Container
+            && w.scope.as_deref() == Some(".symtab")
+            && w.message.contains("PUBLIC")),
         "{:?}",
-        d.warnings.0
+        d.warnings
     );
 }
 
@@ -379,20 +387,20 @@ fn a_section_outside_the_file_is_reported_as_such() {
     bytes[header + 0x18..header + 0x20].copy_from_slice(&(1u64 << 40).to_le_bytes());
     let d = dump_bytes(&bytes, &scratch_file("line-outside"), "line outside").unwrap();
     assert!(!d.module.functions.is_empty(), "FUNC records stay");
-    let about_line: Vec<&String> = d
+    let about_line: Vec<&Warning> = d
         .warnings
-        .0
         .iter()
-        .filter(|w| w.contains(".debug_line"))
+        .filter(|w| w.scope.as_deref() == Some(".debug_line"))
         .collect();
     assert!(
         about_line
             .iter()
-            .any(|w| w.contains("section size or offset")),
+            .any(|w| w.kind == WarningKind::Container
+                && w.message.contains("section size or offset")),
         "{about_line:?}"
     );
     assert!(
-        !about_line.iter().any(|w| w.contains("compress")),
+        !about_line.iter().any(|w| w.message.contains("compress")),
         "the section is not compressed: {about_line:?}"
     );
 }

@@ -308,12 +308,20 @@ fn deep_names_are_safe_on_a_small_stack() {
             let name = name.clone();
             std::thread::Builder::new()
                 .stack_size(256 << 10)
-                .spawn(move || dumpsyms::demangle::demangle(&name, dumpsyms::demangle::Lang::Other))
+                .spawn(move || {
+                    dumpsyms::fuzzing::internals::demangle(
+                        &name,
+                        dumpsyms::fuzzing::internals::Lang::Other,
+                    )
+                })
                 .unwrap()
                 .join()
                 .unwrap()
         };
-        let big = dumpsyms::demangle::demangle(&name, dumpsyms::demangle::Lang::Other);
+        let big = dumpsyms::fuzzing::internals::demangle(
+            &name,
+            dumpsyms::fuzzing::internals::Lang::Other,
+        );
         assert_eq!(small, big);
     }
 }
@@ -368,7 +376,7 @@ fn a_truncated_map_reads_zeros_and_is_reported() {
     let work = scratch("map");
     let path = work.join("f");
     std::fs::write(&path, vec![0xAB; 1 << 20]).unwrap();
-    let input = dumpsyms::load::Input::open(&path).unwrap();
+    let input = dumpsyms::fuzzing::internals::Input::open(&path).unwrap();
     assert!(input.intact().is_ok());
     std::fs::OpenOptions::new()
         .write(true)
@@ -400,7 +408,7 @@ fn a_file_replaced_by_a_fifo_after_the_walk_does_not_hang() {
     std::fs::create_dir_all(&tree).unwrap();
     let file = tree.join("app");
     std::fs::copy(fixtures().join("bin/x86_64/c-gcc-O2-dwarf5"), &file).unwrap();
-    let (listed, _) = dumpsyms::tree::files(std::slice::from_ref(&tree));
+    let (listed, _) = dumpsyms::fuzzing::internals::files(std::slice::from_ref(&tree));
     assert_eq!(listed, vec![file.clone()]);
     std::fs::remove_file(&file).unwrap();
     assert!(
@@ -412,7 +420,7 @@ fn a_file_replaced_by_a_fifo_after_the_walk_does_not_hang() {
     );
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
-        let role = dumpsyms::tree::role(&file);
+        let role = dumpsyms::fuzzing::internals::role(&file);
         let dump = dumpsyms::dump(&file, &dumpsyms::Options::default()).map(|_| ());
         let _ = tx.send((role, dump.map_err(|e| e.to_string())));
     });
@@ -420,7 +428,7 @@ fn a_file_replaced_by_a_fifo_after_the_walk_does_not_hang() {
         .recv_timeout(Duration::from_secs(10))
         .expect("opening the FIFO blocked");
     assert!(
-        matches!(&role, dumpsyms::tree::Role::Unreadable(why) if why.contains("no longer a regular file")),
+        matches!(&role, dumpsyms::fuzzing::internals::Role::Unreadable(why) if why.contains("no longer a regular file")),
         "{role:?}"
     );
     assert!(dump.unwrap_err().contains("not a regular file"));

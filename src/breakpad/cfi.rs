@@ -108,6 +108,45 @@ pub(crate) fn write_rows(rows: &[Row], len: u32, address: impl Fn(u32) -> u64, o
     }
 }
 
+/// The line (ending in a newline) for a DWARF CFI row at `address` whose rules are
+/// `current`, each `(register number, name, postfix value)`: after a row whose rules were
+/// `prev`, a change record naming only what changed, a rule that went back to its default
+/// (restore, restore_state) written as the register's own value, or the walker would
+/// keep the old one; for the first row (`prev` is `None`), an INIT record of `len` bytes.
+/// False, with nothing written, when the rules did not change.
+pub(crate) fn row_line(
+    line: &mut String,
+    address: u64,
+    len: u64,
+    prev: Option<&[(u32, &str, String)]>,
+    current: &[(u32, &str, String)],
+) -> bool {
+    match prev {
+        None => {
+            begin_init(line, address, len);
+            for (_, name, value) in current {
+                push_rule(line, name, value);
+            }
+        }
+        Some(prev) if prev != current => {
+            begin_change(line, address);
+            for (key, name, value) in current {
+                if !prev.iter().any(|(k, _, v)| k == key && v == value) {
+                    push_rule(line, name, value);
+                }
+            }
+            for (key, name, _) in prev {
+                if !current.iter().any(|(k, _, _)| k == key) {
+                    push_rule(line, name, name);
+                }
+            }
+        }
+        Some(_) => return false,
+    }
+    line.push('\n');
+    true
+}
+
 /// One `STACK CFI INIT` record holding for all of `[start, start + len)`.
 pub(crate) fn init_record(address: u64, len: u64, rules: &[(String, String)]) -> String {
     let mut line = String::new();

@@ -12,6 +12,8 @@ use std::io::{self, Write};
 
 use rayon::prelude::*;
 
+use crate::body::{InlineRef, UnitBodies};
+use crate::error::Warnings;
 use crate::module::{Function, Module};
 use crate::unwind::stack_win::StackWin;
 
@@ -28,7 +30,37 @@ pub const GENERATOR: &str = concat!("dumpsyms ", env!("CARGO_PKG_VERSION"));
 /// Writes `module` as a Breakpad symbol file. Returns what had to be left out while
 /// writing, and why: unwind records that cannot be expressed in the format, or past the
 /// output the input's size allows, are only found as they are rendered.
-pub fn write_module(m: &Module, w: &mut dyn Write) -> io::Result<Vec<String>> {
+pub fn write_module(m: &Module, w: &mut dyn Write) -> io::Result<Warnings> {
+    write_header(m, w)?;
+    if m.header_only {
+        return Ok(Warnings::default());
+    }
+    for (i, f) in m.files.iter().enumerate() {
+        writeln!(w, "FILE {i} {f}")?;
+    }
+    for (i, o) in m.origins.iter().enumerate() {
+        writeln!(w, "INLINE_ORIGIN {i} {o}")?;
+    }
+    write_functions(m, w)?;
+    for p in &m.publics {
+        writeln!(
+            w,
+            "PUBLIC {}{:x} {:x} {}",
+            flag(m, p.multiple),
+            p.address,
+            p.param_size,
+            p.name
+        )?;
+    }
+    write_stack_win(&m.stack_win, w)?;
+    match &m.cfi {
+        Some(cfi) => cfi.write(w),
+        None => Ok(Warnings::default()),
+    }
+}
+
+/// `MODULE` and the `INFO` records.
+fn write_header(m: &Module, w: &mut dyn Write) -> io::Result<()> {
     writeln!(w, "MODULE {} {} {} {}", m.os, m.arch, m.debug_id, m.name)?;
     if let Some(code_id) = &m.code_id {
         writeln!(w, "INFO CODE_ID {code_id}")?;
@@ -37,15 +69,12 @@ pub fn write_module(m: &Module, w: &mut dyn Write) -> io::Result<Vec<String>> {
     for (key, value) in &m.extra_info {
         writeln!(w, "INFO {key} {value}")?;
     }
-    if m.header_only {
-        return Ok(Vec::new());
-    }
-    for (i, f) in m.files.iter().enumerate() {
-        writeln!(w, "FILE {i} {f}")?;
-    }
-    for (i, o) in m.origins.iter().enumerate() {
-        writeln!(w, "INLINE_ORIGIN {i} {o}")?;
-    }
+    Ok(())
+}
+
+/// Every FUNC with its line and INLINE records: formatted in parallel, [`FUNC_CHUNK`]
+/// functions at a time, written in address order.
+fn write_functions(m: &Module, w: &mut dyn Write) -> io::Result<()> {
     for chunk in m.functions.chunks(FUNC_CHUNK) {
         let texts: Vec<Vec<u8>> = chunk
             .par_chunks(64)
@@ -61,21 +90,7 @@ pub fn write_module(m: &Module, w: &mut dyn Write) -> io::Result<Vec<String>> {
             w.write_all(&t)?;
         }
     }
-    for p in &m.publics {
-        writeln!(
-            w,
-            "PUBLIC {}{:x} {:x} {}",
-            flag(m, p.multiple),
-            p.address,
-            p.param_size,
-            p.name
-        )?;
-    }
-    write_stack_win(&m.stack_win, w)?;
-    match &m.cfi {
-        Some(cfi) => cfi.write(w),
-        None => Ok(Vec::new()),
-    }
+    Ok(())
 }
 
 /// Writes `records` (sorted by address).
@@ -131,24 +146,7 @@ fn write_function(m: &Module, f: &Function, out: &mut Vec<u8>) {
     let start = f.address.wrapping_add(m.bias);
     let mut lines = Vec::new();
     crate::body::visit(start, bytes, &mut lines, |s| {
-        out.extend_from_slice(b"INLINE ");
-        for n in [
-            s.depth,
-            s.call_line,
-            unit.file(s.call_file),
-            unit.origin(s.origin),
-        ] {
-            out.extend_from_slice(num.format(n).as_bytes());
-            out.push(b' ');
-        }
-        out.pop();
-        for &(lo, hi) in s.ranges {
-            out.push(b' ');
-            hex(out, lo.wrapping_sub(m.bias));
-            out.push(b' ');
-            hex(out, hi.wrapping_sub(lo));
-        }
-        out.push(b'\n');
+        write_inline(&s, unit, m.bias, &mut num, out);
     });
     for l in &lines {
         hex(out, l.address.wrapping_sub(m.bias));
@@ -160,6 +158,35 @@ fn write_function(m: &Module, f: &Function, out: &mut Vec<u8>) {
         out.extend_from_slice(num.format(unit.file(l.file)).as_bytes());
         out.push(b'\n');
     }
+}
+
+/// An `INLINE` record, its ids mapped through `unit`'s and its addresses made
+/// module-relative.
+fn write_inline(
+    s: &InlineRef<'_>,
+    unit: &UnitBodies,
+    bias: u64,
+    num: &mut itoa::Buffer,
+    out: &mut Vec<u8>,
+) {
+    out.extend_from_slice(b"INLINE ");
+    for n in [
+        s.depth,
+        s.call_line,
+        unit.file(s.call_file),
+        unit.origin(s.origin),
+    ] {
+        out.extend_from_slice(num.format(n).as_bytes());
+        out.push(b' ');
+    }
+    out.pop();
+    for &(lo, hi) in s.ranges {
+        out.push(b' ');
+        hex(out, lo.wrapping_sub(bias));
+        out.push(b' ');
+        hex(out, hi.wrapping_sub(lo));
+    }
+    out.push(b'\n');
 }
 
 /// Lower-case hex without leading zeros, as `{:x}` writes it.

@@ -5,7 +5,7 @@ use rustc_hash::FxHashMap;
 use gimli::{IncompleteLineProgram, LineProgramHeader, Unit};
 
 use super::R;
-use crate::error::Warnings;
+use crate::error::{WarningKind, Warnings};
 use crate::identity::Layout;
 
 /// One line-table row with its extent. `file` is the line program's own file index.
@@ -47,7 +47,10 @@ pub(crate) fn rows(
             }
             Ok(None) => break,
             Err(e) => {
-                warnings.push(format!("line program: {e}; rows after this point are lost"));
+                warnings.push(
+                    WarningKind::Dwarf,
+                    format!("line program: {e}; rows after this point are lost"),
+                );
                 break;
             }
         }

@@ -33,6 +33,7 @@ pub(crate) fn parse_link(data: &[u8]) -> Vec<String> {
 
 use std::borrow::Cow;
 use std::collections::HashMap;
+use std::path::PathBuf;
 use std::sync::OnceLock;
 
 use gimli::{EndianSlice, Reader as _, RunTimeEndian, Section as _};
@@ -40,15 +41,39 @@ use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
 use crate::body::{BodyRef, UnitBodies};
-pub use crate::debuginfo::{DebugInfo, FunctionRecord, InlineSite, LineRow};
-use crate::error::Warnings;
+pub(crate) use crate::debuginfo::{DebugInfo, FunctionRecord};
+use crate::error::{Warning, WarningKind, Warnings};
 use crate::identity::Layout;
-use crate::load::{Object, SectionBytes};
+use crate::load::{Input, Object, SectionBytes};
 use names::UnitDies;
 use resolve::{Name, NameSlot, Origins, UnitResult};
-pub use split::SplitPaths;
+pub(crate) use split::{DwoFile, DwpFile};
+pub(crate) use sup::{AltLink, debug_sup};
+
+/// The files beside the one being read that its DWARF points to. The reader asks for
+/// each when it meets the need, as addr2line returns a request to load a split unit;
+/// finding and opening them is its caller's business ([`crate::locate`]), so that the
+/// reader does no I/O of its own.
+pub(crate) trait Companions: Sync {
+    /// dwz's alternate file that `link` names, opened; why it was not found or not
+    /// used goes to `warnings`.
+    fn alternate(&self, link: &AltLink, warnings: &mut Warnings) -> Option<Input>;
+    /// The module's `.dwp` package, if it has one.
+    fn package(&self, warnings: &mut Warnings) -> Option<DwpFile>;
+    /// Where the `.dwo` of a skeleton unit may be, in the order to try.
+    fn split_unit_places(&self, comp_dir: Option<&str>, dwo_name: &str) -> Vec<PathBuf>;
+    /// The first of `places` that is there, read.
+    fn split_unit(&self, places: &[PathBuf], warnings: &mut Warnings) -> Option<DwoFile>;
+}
 
 pub(crate) type R<'a> = EndianSlice<'a, RunTimeEndian>;
+
+/// A warning about the compilation unit at `at` in `.debug_info`.
+pub(crate) fn unit_warning(kind: WarningKind, at: usize, what: String) -> Warning {
+    Warning::new(kind, format!("compilation unit at {at:#x}: {what}"))
+        .on(".debug_info")
+        .at(at as u64)
+}
 
 /// What the per-unit workers share.
 #[derive(Clone, Copy)]
@@ -60,7 +85,7 @@ pub(crate) struct Context<'d, 'a> {
     /// Only the name index is wanted (the second pass): no line tables, no pieces.
     pub index_only: bool,
     pub endian: RunTimeEndian,
-    pub paths: &'d SplitPaths,
+    pub companions: &'d dyn Companions,
     /// Where this unit's `.dwo` is kept while the unit is processed; `None` for units
     /// that cannot have one (dwz's alternate file).
     pub dwo: Option<&'a OnceLock<Option<split::DwoFile>>>,
@@ -92,7 +117,28 @@ pub(crate) struct Shared<'s> {
     endian: RunTimeEndian,
 }
 
-impl Shared<'_> {
+impl<'s> Shared<'s> {
+    /// The sections of `obj` that units read at random, and those of dwz's alternate
+    /// file `alt` (its `.debug_info` too: names refer into it).
+    fn load(
+        obj: &Object<'s>,
+        alt: Option<&Object<'s>>,
+        endian: RunTimeEndian,
+        warnings: &mut Warnings,
+    ) -> Shared<'s> {
+        let (sections, mapped) = load_sections(obj, warnings);
+        Shared {
+            sections,
+            mapped,
+            alt: alt.map(|o| {
+                let mut s = load_sections(o, warnings).0;
+                s.debug_info = gimli::DebugInfo::from(o.section_data(".debug_info", warnings));
+                s
+            }),
+            endian,
+        }
+    }
+
     /// Frees inflated sections and releases mapped ones (see [`crate::load::Input::release`]).
     fn release(self, input: &crate::load::Input) {
         for bytes in &self.mapped {
@@ -118,7 +164,7 @@ pub(crate) struct Job<'j, 's> {
     pub shared: &'j Shared<'s>,
     pub layout: &'j Layout,
     pub opts: DwarfOptions,
-    pub paths: &'j SplitPaths,
+    pub companions: &'j dyn Companions,
     pub dwp: Option<&'j gimli::DwarfPackage<R<'j>>>,
     /// dwz's alternate file's DIEs, for names that refer into it.
     pub sup_dies: &'j [UnitDies<'j>],
@@ -129,11 +175,11 @@ pub(crate) struct Job<'j, 's> {
 }
 
 /// Reads the DWARF sections of `obj` and extracts every function with code.
-pub fn extract(
+pub(crate) fn extract(
     obj: &Object,
     layout: &Layout,
     opts: DwarfOptions,
-    paths: &SplitPaths,
+    companions: &dyn Companions,
     warnings: &mut Warnings,
 ) -> DebugInfo {
     let endian = if obj.is_big_endian() {
@@ -148,53 +194,22 @@ pub fn extract(
         SectionBytes::Stream(s) => usize::try_from(s.size).unwrap_or(usize::MAX),
     };
     // dwz: the alternate file holding the DIEs and strings several debug files share.
-    let source_path = paths.debug_file.as_deref().unwrap_or(&paths.binary);
-    let alt = sup::alt_link(obj)
-        .filter(|_| paths.on_disk)
-        .and_then(|link| {
-            sup::find(
-                &link,
-                source_path,
-                &paths.debug_dirs,
-                paths.debuginfod.as_ref(),
-                warnings,
-            )
-        });
+    let alt = sup::alt_link(obj).and_then(|link| companions.alternate(&link, warnings));
     let alt_obj = alt
         .as_ref()
-        .and_then(|(p, input)| match Object::parse_any(input) {
-            Ok(o) => Some(o),
-            Err(e) => {
-                warnings.push(format!("alternate debug file {}: {e}", p.display()));
-                None
-            }
-        });
-    let (sections, mapped) = load_sections(obj, warnings);
-    let shared = Shared {
-        sections,
-        mapped,
-        alt: alt_obj.as_ref().map(|o| {
-            let mut s = load_sections(o, warnings).0;
-            s.debug_info = gimli::DebugInfo::from(o.section_data(".debug_info", warnings));
-            s
-        }),
-        endian,
-    };
-    let dwp_file = split::find_dwp(paths, warnings);
-    let dwp = dwp_file.as_ref().and_then(|f| match f.package(endian) {
-        Ok(p) => Some(p),
-        Err(e) => {
-            warnings.push(format!("{}: {e}", f.path.display()));
-            None
-        }
-    });
+        .and_then(|input| parse_alternate(input, warnings));
+    let shared = Shared::load(obj, alt_obj.as_ref(), endian, warnings);
+    let dwp_file = companions.package(warnings);
+    let dwp = dwp_file
+        .as_ref()
+        .and_then(|f| open_package(f, endian, warnings));
     let sup_dwarf = shared
         .alt
         .as_ref()
         .map(|alt| alt.borrow(|s| EndianSlice::new(s, endian)));
     let sup_dies = sup_dwarf
         .as_ref()
-        .map(|sup| sup_index(sup, layout, paths, opts))
+        .map(|sup| sup_index(sup, layout, companions, opts))
         .unwrap_or_default();
     let demangled = crate::demangle::Cache::default();
     let origins = Origins::default();
@@ -204,7 +219,7 @@ pub fn extract(
         shared: &shared,
         layout,
         opts,
-        paths,
+        companions,
         dwp: dwp.as_ref(),
         sup_dies: &sup_dies,
         info_len,
@@ -216,16 +231,7 @@ pub fn extract(
         work: &|chunk| resolve::unit_result(&job, &chunk.data, chunk.offset, chunk.index),
     };
     let (units, spans) = stream::map_units(info, obj.input, &visit, warnings);
-    let deferred: Vec<usize> = units
-        .iter()
-        .flat_map(|u| {
-            let pieces = u.pieces.iter().filter_map(|p| match p.name {
-                NameSlot::Deferred(o) => Some(o),
-                NameSlot::Known(_) => None,
-            });
-            pieces.chain(u.deferred_origins.iter().map(|d| d.1))
-        })
-        .collect();
+    let deferred = deferred_names(&units);
     let late = if deferred.is_empty() {
         HashMap::new()
     } else {
@@ -241,11 +247,59 @@ pub fn extract(
     merge(units, &late, origins, warnings)
 }
 
+/// dwz's alternate file as an object; why it cannot be read goes to `warnings`.
+fn parse_alternate<'i>(input: &'i Input, warnings: &mut Warnings) -> Option<Object<'i>> {
+    match Object::parse_any(input) {
+        Ok(o) => Some(o),
+        Err(e) => {
+            let shown = input.path().display();
+            warnings.push(
+                WarningKind::Companion,
+                format!("alternate debug file {shown}: {e}"),
+            );
+            None
+        }
+    }
+}
+
+/// The index of a `.dwp` package; why it cannot be read goes to `warnings`.
+fn open_package<'f>(
+    file: &'f DwpFile,
+    endian: RunTimeEndian,
+    warnings: &mut Warnings,
+) -> Option<gimli::DwarfPackage<R<'f>>> {
+    match file.package(endian) {
+        Ok(p) => Some(p),
+        Err(e) => {
+            warnings.push(
+                WarningKind::Companion,
+                format!("{}: {e}", file.path.display()),
+            );
+            None
+        }
+    }
+}
+
+/// The `.debug_info` offsets of the names the units left to be resolved once all of
+/// them are read: functions' and inline origins' names in other units.
+fn deferred_names(units: &[UnitResult]) -> Vec<usize> {
+    units
+        .iter()
+        .flat_map(|u| {
+            let pieces = u.pieces.iter().filter_map(|p| match p.name {
+                NameSlot::Deferred(o) => Some(o),
+                NameSlot::Known(_) => None,
+            });
+            pieces.chain(u.deferred_origins.iter().map(|d| d.1))
+        })
+        .collect()
+}
+
 /// The name index of dwz's alternate file, whose units hold names but no code.
 fn sup_index<'a>(
     sup: &'a gimli::Dwarf<R<'a>>,
     layout: &'a Layout,
-    paths: &'a SplitPaths,
+    companions: &'a dyn Companions,
     opts: DwarfOptions,
 ) -> Vec<UnitDies<'a>> {
     let cx = Context {
@@ -255,7 +309,7 @@ fn sup_index<'a>(
         cross_unit_refs: opts.cross_unit_refs,
         index_only: true,
         endian: sup.debug_info.reader().endian(),
-        paths,
+        companions,
         dwo: None,
         dwp: None,
         space: SUP_SPACE,
@@ -294,12 +348,6 @@ fn merge(
     let mut file_ids: FxHashMap<String, u32> = FxHashMap::default();
     for (ui, u) in units.into_iter().enumerate() {
         warnings.extend(u.warnings);
-        let name_of = |slot: NameSlot| -> Option<Name> {
-            match slot {
-                NameSlot::Known(n) => n,
-                NameSlot::Deferred(o) => late.get(&o).cloned().flatten(),
-            }
-        };
         let files = u
             .files
             .iter()
@@ -312,17 +360,8 @@ fn merge(
                 *o = id;
             }
         }
-        for p in u.pieces {
-            let name = name_of(p.name);
-            out.functions.push(FunctionRecord {
-                start: p.start,
-                end: p.end,
-                name_from_linkage: name.as_ref().is_some_and(|n| n.1),
-                name: name.map(|n| n.0.to_string()),
-                param_size: 0,
-                body: BodyRef::new(ui, p.body),
-            });
-        }
+        let functions = u.pieces.into_iter().map(|p| function(p, ui, late));
+        out.functions.extend(functions);
         out.bodies.push(UnitBodies {
             bytes: u.bytes,
             files,
@@ -331,6 +370,26 @@ fn merge(
     }
     out.origins = origins.into_names();
     out
+}
+
+/// The function record of a piece of unit `ui`, named now or from `late`.
+fn function(
+    p: resolve::PieceHead,
+    ui: usize,
+    late: &HashMap<usize, Option<Name>>,
+) -> FunctionRecord {
+    let name = match p.name {
+        NameSlot::Known(n) => n,
+        NameSlot::Deferred(o) => late.get(&o).cloned().flatten(),
+    };
+    FunctionRecord {
+        start: p.start,
+        end: p.end,
+        name_from_linkage: name.as_ref().is_some_and(|n| n.1),
+        name: name.map(|n| n.0.to_string()),
+        param_size: 0,
+        body: BodyRef::new(ui, p.body),
+    }
 }
 
 /// The DWARF sections units read at random, decompressed in parallel; `.debug_info` is

@@ -13,10 +13,11 @@ use rustc_hash::{FxHashMap, FxHasher};
 use super::names::{DieIndex, MAX_HOPS, Unindexed, UnitDies};
 use super::stream::{self, UnitSpan};
 use super::unit::{self, UnitOutput};
+use super::unit_warning;
 use super::{Context, Job, R};
 use crate::body;
 use crate::demangle::sanitize_shared;
-use crate::error::Warnings;
+use crate::error::{WarningKind, Warnings};
 use crate::load::{Input, SectionBytes};
 
 /// A name and whether it came from a linkage name.
@@ -275,8 +276,11 @@ fn process_chunk<'a, 'j: 'a>(
         Ok(None) => return UnitOutput::default(),
         Err(e) => {
             let mut out = UnitOutput::default();
-            out.warnings
-                .push(format!("compilation unit at {at:#x}: {e}; skipped"));
+            out.warnings.add(unit_warning(
+                WarningKind::Dwarf,
+                at,
+                format!("{e}; skipped"),
+            ));
             return out;
         }
     };
@@ -287,7 +291,7 @@ fn process_chunk<'a, 'j: 'a>(
         cross_unit_refs: job.opts.cross_unit_refs,
         index_only,
         endian: job.shared.endian,
-        paths: job.paths,
+        companions: job.companions,
         dwo: Some(dwo),
         dwp: job.dwp,
         space: 0,

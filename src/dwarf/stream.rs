@@ -12,7 +12,7 @@ use std::sync::{Condvar, Mutex, mpsc};
 use gimli::RunTimeEndian;
 use rayon::prelude::*;
 
-use crate::error::Warnings;
+use crate::error::{Warning, WarningKind, Warnings};
 use crate::load::{Input, SectionBytes};
 
 /// At most this many bytes of inflated units wait for or sit in the workers (one unit
@@ -78,7 +78,7 @@ fn map_slice<T: Send>(
                 offset += len;
             }
             Err(e) => {
-                warnings.push(damaged_length(spans.len(), offset, e));
+                warnings.add(damaged_length(spans.len(), offset, e));
                 break;
             }
         }
@@ -139,7 +139,7 @@ fn map_stream<T: Send>(
                         }
                     }
                     Err(e) => {
-                        w.push(damaged_length(spans.len(), offset as usize, e));
+                        w.add(damaged_length(spans.len(), offset as usize, e));
                         break;
                     }
                 }
@@ -167,10 +167,13 @@ fn map_stream<T: Send>(
     (results.into_iter().map(|r| r.1).collect(), spans)
 }
 
-fn damaged_length(good: usize, offset: usize, e: String) -> String {
-    format!(
+fn damaged_length(good: usize, offset: usize, e: String) -> Warning {
+    let why = format!(
         ".debug_info: unit header at {offset:#x}, after {good} good units: {e}; later units are skipped"
-    )
+    );
+    Warning::new(WarningKind::Dwarf, why)
+        .on(".debug_info")
+        .at(offset as u64)
 }
 
 /// The length of the unit at the start of `data`, its length field included, checked
@@ -348,7 +351,7 @@ mod tests {
         };
         let (odd, _) = map_stream(&data[..], data.len() as u64, &odd, &mut w);
         assert_eq!(odd, vec![(1, 9, 304), (3, 318, 44)]);
-        assert!(w.0.is_empty());
+        assert!(w.is_empty());
     }
 
     #[test]
@@ -363,6 +366,12 @@ mod tests {
         };
         let (got, _) = map_stream(&data[..100], 400, &visit, &mut w);
         assert_eq!(got, vec![0]);
-        assert!(w.0[0].contains("after 1 good units"), "{:?}", w.0);
+        let first = w.iter().next().expect("a warning");
+        assert_eq!(
+            (first.kind, first.offset),
+            (WarningKind::Dwarf, Some(9)),
+            "{w:?}"
+        );
+        assert!(first.message.contains("after 1 good units"), "{w:?}");
     }
 }

@@ -3,26 +3,20 @@
 //! several debug files share, referred to by `DW_FORM_GNU_ref_alt` / `DW_FORM_ref_sup*`
 //! and `DW_FORM_GNU_strp_alt` / `DW_FORM_strp_sup`.
 
-use std::path::{Path, PathBuf};
-
 use object::{Object as _, ObjectSection as _};
 
-use crate::debugfile::SYSTEM_DEBUG_DIR;
-use crate::error::Warnings;
-use crate::fetch::debuginfod::Debuginfod;
-use crate::identity;
-use crate::load::{Input, Object};
+use crate::load::Object;
 
 /// The alternate file a debug file links to: where it says, and the build ID it must
 /// have (empty when the link gives none).
-pub struct AltLink {
+pub(crate) struct AltLink {
     pub path: String,
     pub build_id: Vec<u8>,
 }
 
 /// Reads `.gnu_debugaltlink` (path, NUL, build ID) or `.debug_sup` (version, flag, path,
 /// NUL, checksum length and bytes).
-pub fn alt_link(obj: &Object) -> Option<AltLink> {
+pub(crate) fn alt_link(obj: &Object) -> Option<AltLink> {
     if let Some(data) = obj
         .file
         .section_by_name(".gnu_debugaltlink")
@@ -73,86 +67,4 @@ pub(crate) fn parse_debug_sup(data: &[u8], supplementary: bool) -> Option<AltLin
         path: String::from_utf8_lossy(&rest[..nul]).into_owned(),
         build_id: checksum.get(..len)?.to_vec(),
     })
-}
-
-/// Finds and opens the alternate file: as named (relative names are relative to the
-/// file that names it), by build ID under `.build-id` trees, by its file name beside
-/// the file that names it, or last from debuginfod by its build ID.
-pub fn find(
-    link: &AltLink,
-    source: &Path,
-    debug_dirs: &[PathBuf],
-    debuginfod: Option<&Debuginfod>,
-    warnings: &mut Warnings,
-) -> Option<(PathBuf, Input)> {
-    let dir = source.parent().unwrap_or(Path::new("."));
-    let named = Path::new(&link.path);
-    let mut candidates = vec![if named.is_absolute() {
-        named.to_path_buf()
-    } else {
-        dir.join(named)
-    }];
-    if link.build_id.len() >= 2 {
-        let hex = identity::hex_upper(&link.build_id).to_lowercase();
-        for root in debug_dirs
-            .iter()
-            .map(PathBuf::as_path)
-            .chain([Path::new(SYSTEM_DEBUG_DIR)])
-        {
-            candidates.push(
-                root.join(".build-id")
-                    .join(&hex[..2])
-                    .join(format!("{}.debug", &hex[2..])),
-            );
-        }
-    }
-    if let Some(name) = named.file_name() {
-        candidates.push(dir.join(name));
-    }
-    for candidate in &candidates {
-        if let Some(input) = open_if_linked(link, candidate, warnings) {
-            return Some((candidate.clone(), input));
-        }
-    }
-    let mut searched: Vec<String> = candidates.iter().map(|c| c.display().to_string()).collect();
-    if let Some(client) = debuginfod.filter(|_| link.build_id.len() >= 2) {
-        let fetched = client.debuginfo(&link.build_id);
-        warnings.0.extend(fetched.problems);
-        searched.extend(fetched.asked);
-        if let Some(path) = fetched.path
-            && let Some(input) = open_if_linked(link, &path, warnings)
-        {
-            return Some((path, input));
-        }
-    }
-    warnings.push(format!(
-        "alternate debug file {:?} (dwz) not found; searched {}; names it holds are missing",
-        link.path,
-        searched.join(", ")
-    ));
-    None
-}
-
-/// `candidate`, if it is a file and the alternate file `link` names (by build ID).
-fn open_if_linked(link: &AltLink, candidate: &Path, warnings: &mut Warnings) -> Option<Input> {
-    if !candidate.is_file() {
-        return None;
-    }
-    let input = Input::open(candidate).ok()?;
-    let matches = match Object::parse_any(&input) {
-        Ok(obj) => {
-            link.build_id.is_empty()
-                || identity::build_id(&obj) == Some(&link.build_id[..])
-                || debug_sup(&obj, true).is_some_and(|own| own.build_id == link.build_id)
-        }
-        Err(_) => false,
-    };
-    if !matches {
-        warnings.push(format!(
-            "{}: not the alternate debug file this file links to (build ID differs); not used",
-            candidate.display()
-        ));
-        return None;
-    }
-    Some(input)
 }

@@ -6,10 +6,11 @@ use gimli::{AttributeSpecification, AttributeValue, Section as _, UnitHeader, co
 
 use super::lines::{self, FileTable, RawRow};
 use super::names::{DieInfo, LazyStr, NONE, ScopeKind, UnitDies};
+use super::unit_warning;
 use super::{Context, R};
 use crate::debuginfo::{InlineSite, LineRow};
 use crate::demangle::Lang;
-use crate::error::Warnings;
+use crate::error::{WarningKind, Warnings};
 
 /// One contiguous range of a function: it becomes one `FUNC` record.
 #[derive(Debug, Clone)]
@@ -128,27 +129,39 @@ pub(crate) fn process<'a>(
         },
         ..Default::default()
     };
-    let unit = match cx.dwarf.unit(header) {
-        Ok(u) => u,
-        Err(e) => match without_line_table(cx.dwarf, header) {
-            Some((u, offset, line_error)) => {
-                out.warnings.push(format!(
-                    "compilation unit at {start:#x}: its line table (.debug_line at {offset:#x}) cannot be read: {line_error}; its functions are kept without line records"
-                ));
-                u
-            }
-            None => {
-                out.warnings
-                    .push(format!("compilation unit at {start:#x}: {e}; skipped"));
-                return out;
-            }
-        },
+    let Some(unit) = open_unit(cx.dwarf, header, start, &mut out.warnings) else {
+        return out;
     };
     match unit.dwo_id {
         Some(id) => split(cx, &unit, id, at, index, &mut out),
         None => build(cx, cx.dwarf, &unit, start, cx.space, &unit, &mut out),
     }
     out
+}
+
+/// The unit of `header`: whole, else without its line table when only that cannot be
+/// read; `None` (warned of) when it cannot be read at all.
+fn open_unit<'a>(
+    dwarf: &gimli::Dwarf<R<'a>>,
+    header: UnitHeader<R<'a>>,
+    start: usize,
+    warnings: &mut Warnings,
+) -> Option<gimli::Unit<R<'a>>> {
+    let e = match dwarf.unit(header) {
+        Ok(u) => return Some(u),
+        Err(e) => e,
+    };
+    let Some((u, offset, line_error)) = without_line_table(dwarf, header) else {
+        warnings.add(unit_warning(
+            WarningKind::Dwarf,
+            start,
+            format!("{e}; skipped"),
+        ));
+        return None;
+    };
+    warnings.add(unit_warning(WarningKind::Dwarf, start, format!("its line table (.debug_line at {offset:#x}) cannot be read: {line_error}; its functions are kept without line records"
+    )));
+    Some(u)
 }
 
 /// The unit of `header` without its line program, when that program's header is what
@@ -246,85 +259,16 @@ fn split<'a>(
         .and_then(|v| cx.dwarf.attr_string(skeleton, v).ok())
         .map(|s| String::from_utf8_lossy(s.slice()).into_owned())
         .unwrap_or_default();
-    let mut dwarf = None;
-    if let Some(dwp) = cx.dwp {
-        match dwp.find_cu(id, cx.dwarf) {
-            Ok(found) => dwarf = found,
-            Err(e) => out
-                .warnings
-                .push(format!("compilation unit at {at:#x}: .dwp package: {e}")),
-        }
-    }
-    if dwarf.is_none() && !dwo_name.is_empty() {
-        // Only `.debug_info` units have a slot; a skeleton elsewhere (in dwz's
-        // alternate file, which damaged input could make) is not followed.
-        let Some(slot) = cx.dwo else {
-            out.warnings.push(format!(
-                "compilation unit at {at:#x}: a split-DWARF skeleton outside .debug_info; not followed"
-            ));
-            return;
-        };
-        let mut w = Warnings::default();
-        let comp_dir = skeleton
-            .comp_dir
-            .map(|d| String::from_utf8_lossy(d.slice()).into_owned());
-        let candidates = super::split::dwo_candidates(comp_dir.as_deref(), &dwo_name, cx.paths);
-        let file = slot.get_or_init(|| {
-            let path = candidates.iter().find(|p| p.is_file())?;
-            super::split::load_dwo(path, &mut w)
-        });
-        for msg in w.0 {
-            out.warnings
-                .push(format!("compilation unit at {at:#x}: {msg}"));
-        }
-        match file {
-            Some(f) => dwarf = Some(f.dwarf(cx.endian, cx.dwarf)),
-            None => {
-                let searched: Vec<String> =
-                    candidates.iter().map(|c| c.display().to_string()).collect();
-                out.warnings.push(format!(
-                    "compilation unit at {at:#x}: split DWARF file {dwo_name:?} not found (searched {}); its functions are missing",
-                    searched.join(", ")
-                ));
-            }
-        }
-    }
-    let Some(dwarf) = dwarf else {
-        if dwo_name.is_empty() {
-            out.warnings.push(format!(
-                "compilation unit at {at:#x}: split DWARF unit {:#x} is not in the .dwp package",
-                id.0
-            ));
-        }
+    let Some(dwarf) = split_dwarf(cx, skeleton, id, at, &dwo_name, out) else {
         return;
     };
-    let mut units = dwarf.units();
-    let unit = loop {
-        match units.next() {
-            Ok(Some(h)) => match dwarf.unit(h) {
-                Ok(u) if u.dwo_id == Some(id) => break u,
-                Ok(_) => continue,
-                Err(e) => {
-                    out.warnings
-                        .push(format!("compilation unit at {at:#x}: split unit: {e}"));
-                    return;
-                }
-            },
-            Ok(None) => {
-                out.warnings.push(format!(
-                    "compilation unit at {at:#x}: no unit with DWO id {:#x} in {dwo_name:?}",
-                    id.0
-                ));
-                return;
-            }
-            Err(e) => {
-                out.warnings
-                    .push(format!("compilation unit at {at:#x}: split unit: {e}"));
-                return;
-            }
+    let mut unit = match split_unit(&dwarf, id, &dwo_name) {
+        Ok(unit) => unit,
+        Err(why) => {
+            out.warnings.add(unit_warning(WarningKind::Dwarf, at, why));
+            return;
         }
     };
-    let mut unit = unit;
     unit.copy_relocated_attributes(skeleton);
     // Each split unit gets its own range of offsets, above every `.debug_info` offset,
     // so that the name index can hold DIEs of many files.
@@ -333,6 +277,89 @@ fn split<'a>(
     out.dies.start = start;
     out.dies.end = start + unit.header.length_including_self();
     build(cx, &dwarf, &unit, start, space, skeleton, out);
+}
+
+/// The DWARF holding the split unit `id` of `skeleton`: in the `.dwp` package, else in
+/// the `.dwo` file the skeleton names, asked of the caller's companion finder.
+fn split_dwarf<'a>(
+    cx: &Context<'_, 'a>,
+    skeleton: &gimli::Unit<R<'a>>,
+    id: gimli::DwoId,
+    at: usize,
+    dwo_name: &str,
+    out: &mut UnitOutput<'a>,
+) -> Option<gimli::Dwarf<R<'a>>> {
+    if let Some(dwp) = cx.dwp {
+        match dwp.find_cu(id, cx.dwarf) {
+            Ok(Some(found)) => return Some(found),
+            Ok(None) => {}
+            Err(e) => out.warnings.add(unit_warning(
+                WarningKind::Companion,
+                at,
+                format!(".dwp package: {e}"),
+            )),
+        }
+    }
+    if dwo_name.is_empty() {
+        out.warnings.add(unit_warning(
+            WarningKind::Dwarf,
+            at,
+            format!("split DWARF unit {:#x} is not in the .dwp package", id.0),
+        ));
+        return None;
+    }
+    // Only `.debug_info` units have a slot; a skeleton elsewhere (in dwz's alternate
+    // file, which damaged input could make) is not followed.
+    let Some(slot) = cx.dwo else {
+        out.warnings.add(unit_warning(
+            WarningKind::Dwarf,
+            at,
+            "a split-DWARF skeleton outside .debug_info; not followed".to_string(),
+        ));
+        return None;
+    };
+    let mut w = Warnings::default();
+    let comp_dir = skeleton
+        .comp_dir
+        .map(|d| String::from_utf8_lossy(d.slice()).into_owned());
+    let candidates = cx
+        .companions
+        .split_unit_places(comp_dir.as_deref(), dwo_name);
+    let file = slot.get_or_init(|| cx.companions.split_unit(&candidates, &mut w));
+    out.warnings
+        .extend_under(&format!("compilation unit at {at:#x}: "), w);
+    if let Some(f) = file {
+        return Some(f.dwarf(cx.endian, cx.dwarf));
+    }
+    let searched: Vec<String> = candidates.iter().map(|c| c.display().to_string()).collect();
+    out.warnings.add(unit_warning(
+        WarningKind::Companion,
+        at,
+        format!(
+            "split DWARF file {dwo_name:?} not found (searched {}); its functions are missing",
+            searched.join(", ")
+        ),
+    ));
+    None
+}
+
+/// The unit of `dwarf` whose DWO id is `id`; why there is none.
+fn split_unit<'a>(
+    dwarf: &gimli::Dwarf<R<'a>>,
+    id: gimli::DwoId,
+    dwo_name: &str,
+) -> Result<gimli::Unit<R<'a>>, String> {
+    let mut units = dwarf.units();
+    loop {
+        let header = units.next().map_err(|e| format!("split unit: {e}"))?;
+        let Some(header) = header else {
+            return Err(format!("no unit with DWO id {:#x} in {dwo_name:?}", id.0));
+        };
+        let unit = dwarf.unit(header).map_err(|e| format!("split unit: {e}"))?;
+        if unit.dwo_id == Some(id) {
+            return Ok(unit);
+        }
+    }
 }
 
 /// Where split units' DIE offsets start: `(index + 1) << 40`, far above any real
@@ -356,32 +383,7 @@ fn build<'a>(
         space,
         ..*cx
     };
-    out.dies.strings = dwarf.debug_str.reader().slice();
-    out.dies.sup_strings = dwarf.sup().map_or(&[], |s| s.debug_str.reader().slice());
-    let mut drafts = Drafts {
-        ranges_limit: BASE_RANGES.saturating_add(
-            MAX_RANGES_PER_UNIT_BYTE.saturating_mul(unit.header.length_including_self()),
-        ),
-        ..Drafts::default()
-    };
-    // The walk's unit offsets are relative to the unit's header.
-    let first = start - unit.header.offset().0;
-    if let Err(e) = walk(&walk_cx, unit, first, &mut out.dies, &mut drafts) {
-        out.warnings.push(format!(
-            "compilation unit at {start:#x}: {e}; the rest of this unit is skipped"
-        ));
-    }
-    if drafts.ranges_cut {
-        out.warnings.push(format!(
-            "compilation unit at {start:#x}: its DIEs name more than {} address ranges (range lists shared many times over); the DIEs after that have none",
-            drafts.ranges_limit
-        ));
-    }
-    if drafts.depth_cut {
-        out.warnings.push(format!(
-            "compilation unit at {start:#x}: inlined calls nested more than {MAX_INLINE_DEPTH} deep; the deeper ones are left out"
-        ));
-    }
+    let drafts = walk_unit(&walk_cx, unit, start, out);
     if drafts.funcs.is_empty() || cx.index_only {
         return;
     }
@@ -391,52 +393,190 @@ fn build<'a>(
         Some(p) => {
             let mut w = Warnings::default();
             let rows = lines::rows(p, cx.layout, &mut w);
-            for msg in w.0 {
-                out.warnings
-                    .push(format!("compilation unit at {start:#x}: {msg}"));
-            }
+            out.warnings
+                .extend_under(&format!("compilation unit at {start:#x}: "), w);
             rows
         }
         None => Vec::new(),
     };
-    let mut files = FileTable::new(line_unit, header.as_ref());
     // A split unit's inlined calls name files of its own line table (in the .dwo).
     let split_header = (!std::ptr::eq(unit, line_unit))
         .then(|| unit.line_program.as_ref().map(|p| p.header().clone()))
         .flatten();
-    let mut split_files = split_header.as_ref().map(|h| FileTable::new(unit, Some(h)));
+    let mut files = UnitFiles {
+        main: FileTable::new(line_unit, header.as_ref()),
+        split: split_header.as_ref().map(|h| FileTable::new(unit, Some(h))),
+    };
+    let sides = Sides {
+        dwarf,
+        unit,
+        line_unit,
+    };
+    let (pieces, cuts) = cut_pieces(cx, &sides, &drafts, &rows, &mut files);
+    out.pieces.extend(pieces);
+    if cuts.pieces {
+        out.warnings.add(unit_warning(WarningKind::Dwarf, start, format!("a function in more than {MAX_PIECES_PER_FUNCTION} separate ranges; only the first are written"
+        )));
+    }
+    if cuts.lines {
+        let lines_limit = cuts.lines_limit;
+        out.warnings.add(unit_warning(WarningKind::Dwarf, start, format!("its functions overlap so much that their line records would exceed {lines_limit} ({MAX_LINES_PER_ROW} per line-table row); the functions after that have none"
+        )));
+    }
+    files.join_into(out);
+}
+
+/// Walks the unit's DIEs into the name index (`out.dies`) and drafts of its functions;
+/// damage and the bounds reached are warned of.
+fn walk_unit<'a>(
+    cx: &Context<'_, 'a>,
+    unit: &gimli::Unit<R<'a>>,
+    start: usize,
+    out: &mut UnitOutput<'a>,
+) -> Drafts {
+    out.dies.strings = cx.dwarf.debug_str.reader().slice();
+    out.dies.sup_strings = cx.dwarf.sup().map_or(&[], |s| s.debug_str.reader().slice());
+    let mut drafts = Drafts {
+        ranges_limit: BASE_RANGES.saturating_add(
+            MAX_RANGES_PER_UNIT_BYTE.saturating_mul(unit.header.length_including_self()),
+        ),
+        ..Drafts::default()
+    };
+    // The walk's unit offsets are relative to the unit's header.
+    let first = start - unit.header.offset().0;
+    if let Err(e) = walk(cx, unit, first, &mut out.dies, &mut drafts) {
+        out.warnings.add(unit_warning(
+            WarningKind::Dwarf,
+            start,
+            format!("{e}; the rest of this unit is skipped"),
+        ));
+    }
+    if drafts.ranges_cut {
+        out.warnings.add(unit_warning(WarningKind::Dwarf, start, format!("its DIEs name more than {} address ranges (range lists shared many times over); the DIEs after that have none",
+            drafts.ranges_limit
+        )));
+    }
+    if drafts.depth_cut {
+        out.warnings.add(unit_warning(WarningKind::Dwarf, start, format!("inlined calls nested more than {MAX_INLINE_DEPTH} deep; the deeper ones are left out"
+        )));
+    }
+    drafts
+}
+
+/// The units a unit's records come from: its DIEs' (`unit`, in `dwarf`) and its line
+/// table's (`line_unit`: the skeleton's, for a split unit).
+struct Sides<'s, 'a> {
+    dwarf: &'s gimli::Dwarf<R<'a>>,
+    unit: &'s gimli::Unit<R<'a>>,
+    line_unit: &'s gimli::Unit<R<'a>>,
+}
+
+/// A unit's file tables: its line table's, and a split unit's own (in the `.dwo`),
+/// whose slots are marked with [`SPLIT_FILE`] until the two are joined.
+struct UnitFiles<'h, 'a> {
+    main: FileTable<'h, 'a>,
+    split: Option<FileTable<'h, 'a>>,
+}
+
+impl<'a> UnitFiles<'_, 'a> {
+    /// The slot of an inlined call's file: in the split unit's own table when it has
+    /// one, else the line table's; the unit's primary file when it names none.
+    fn call_slot(
+        &mut self,
+        cx_dwarf: &gimli::Dwarf<R<'a>>,
+        sides: &Sides<'_, 'a>,
+        i: Option<u64>,
+    ) -> Option<u32> {
+        match &mut self.split {
+            Some(t) => i
+                .and_then(|i| t.slot(sides.dwarf, sides.unit, i))
+                .or_else(|| t.primary_slot())
+                .map(|s| s | SPLIT_FILE),
+            None => match i {
+                Some(i) => self
+                    .main
+                    .slot(cx_dwarf, sides.line_unit, i)
+                    .or_else(|| self.main.primary_slot()),
+                None => self.main.primary_slot(),
+            },
+        }
+    }
+
+    /// Joins the tables into the unit's file list: the split table's slots follow the
+    /// line table's.
+    fn join_into(self, out: &mut UnitOutput<'_>) {
+        let base = self.main.paths.len() as u32;
+        for p in &mut out.pieces {
+            for s in &mut p.inlines {
+                if s.call_file & SPLIT_FILE != 0 {
+                    s.call_file = (s.call_file & !SPLIT_FILE) + base;
+                }
+            }
+        }
+        out.files = self.main.paths;
+        if let Some(t) = self.split {
+            out.files.extend(t.paths);
+        }
+    }
+}
+
+/// Bounds reached while cutting a unit's functions into pieces, for one warning each.
+struct Cuts {
+    pieces: bool,
+    lines: bool,
+    lines_limit: usize,
+    lines_total: usize,
+}
+
+impl Cuts {
+    /// The line records `clip` gives, while the unit's stay within their limit.
+    fn keep_lines(&mut self, clip: impl FnOnce() -> Vec<LineRow>) -> Vec<LineRow> {
+        let mut lines = if self.lines_total < self.lines_limit {
+            clip()
+        } else {
+            Vec::new()
+        };
+        self.lines_total += lines.len();
+        if self.lines_total > self.lines_limit {
+            self.lines = true;
+            lines.clear();
+        }
+        lines
+    }
+}
+
+/// A unit's functions as pieces (one per contiguous range) with their line records and
+/// inlined calls clipped to each.
+fn cut_pieces<'a>(
+    cx: &Context<'_, 'a>,
+    sides: &Sides<'_, 'a>,
+    drafts: &Drafts,
+    rows: &[RawRow],
+    files: &mut UnitFiles<'_, 'a>,
+) -> (Vec<Piece>, Cuts) {
     let lines_limit = BASE_RANGES.saturating_add(MAX_LINES_PER_ROW.saturating_mul(rows.len()));
-    let mut lines_total = 0usize;
-    let (mut pieces_cut, mut lines_cut) = (false, false);
+    let mut cuts = Cuts {
+        pieces: false,
+        lines: false,
+        lines_limit,
+        lines_total: 0,
+    };
+    let mut pieces = Vec::new();
     for f in &drafts.funcs {
         let ranges = drafts.ranges(f.ranges);
         if ranges.len() > MAX_PIECES_PER_FUNCTION {
-            pieces_cut = true;
+            cuts.pieces = true;
         }
         for &(lo, hi) in ranges.iter().take(MAX_PIECES_PER_FUNCTION) {
-            let mut lines = if lines_total < lines_limit {
-                clip_lines(&rows, lo, hi, |i| files.slot(cx.dwarf, line_unit, i))
-            } else {
-                Vec::new()
-            };
-            lines_total += lines.len();
-            if lines_total > lines_limit {
-                lines_cut = true;
-                lines.clear();
-            }
-            let inlines = clip_sites(&f.sites, &drafts, lo, hi, |i| match &mut split_files {
-                Some(t) => i
-                    .and_then(|i| t.slot(dwarf, unit, i))
-                    .or_else(|| t.primary_slot())
-                    .map(|s| s | SPLIT_FILE),
-                None => match i {
-                    Some(i) => files
-                        .slot(cx.dwarf, line_unit, i)
-                        .or_else(|| files.primary_slot()),
-                    None => files.primary_slot(),
-                },
+            let lines = cuts.keep_lines(|| {
+                clip_lines(rows, lo, hi, |i| {
+                    files.main.slot(cx.dwarf, sides.line_unit, i)
+                })
             });
-            out.pieces.push(Piece {
+            let inlines = clip_sites(&f.sites, drafts, lo, hi, |i| {
+                files.call_slot(cx.dwarf, sides, i)
+            });
+            pieces.push(Piece {
                 die: f.die,
                 start: lo,
                 end: hi,
@@ -445,29 +585,7 @@ fn build<'a>(
             });
         }
     }
-    if pieces_cut {
-        out.warnings.push(format!(
-            "compilation unit at {start:#x}: a function in more than {MAX_PIECES_PER_FUNCTION} separate ranges; only the first are written"
-        ));
-    }
-    if lines_cut {
-        out.warnings.push(format!(
-            "compilation unit at {start:#x}: its functions overlap so much that their line records would exceed {lines_limit} ({MAX_LINES_PER_ROW} per line-table row); the functions after that have none"
-        ));
-    }
-    // The split table's slots follow the line table's.
-    let base = files.paths.len() as u32;
-    for p in &mut out.pieces {
-        for s in &mut p.inlines {
-            if s.call_file & SPLIT_FILE != 0 {
-                s.call_file = (s.call_file & !SPLIT_FILE) + base;
-            }
-        }
-    }
-    out.files = files.paths;
-    if let Some(t) = split_files {
-        out.files.extend(t.paths);
-    }
+    (pieces, cuts)
 }
 
 /// Marks a call-file slot of a split unit's own file table until the tables are joined.
@@ -489,50 +607,19 @@ fn walk<'a>(
             continue;
         };
         let tag = abbrev.tag();
-        let wanted = match tag {
-            constants::DW_TAG_inlined_subroutine => cx.inlines,
-            constants::DW_TAG_compile_unit
-            | constants::DW_TAG_partial_unit
-            | constants::DW_TAG_subprogram
-            | constants::DW_TAG_namespace => true,
-            // A type names a function's scope only if it has members, or is the
-            // declaration an out-of-line definition (`struct A::B { ... }`) points to.
-            // Most types are neither; deciding from the abbreviation saves reading them.
-            constants::DW_TAG_class_type
-            | constants::DW_TAG_structure_type
-            | constants::DW_TAG_union_type
-            | constants::DW_TAG_interface_type => {
-                abbrev.has_children()
-                    || abbrev
-                        .attributes()
-                        .iter()
-                        .any(|a| a.name() == constants::DW_AT_declaration)
-            }
-            _ => false,
-        };
-        if !wanted {
+        if !wanted(tag, abbrev, cx.inlines) {
             entries.skip_attributes(abbrev.attributes())?;
             if abbrev.has_children() {
                 // Children of an uninteresting DIE (a lexical block, a variable) inherit
                 // the enclosing scope and function.
-                while stack.last().is_some_and(|f| f.depth >= depth) {
-                    stack.pop();
-                }
-                let (scope, ctx) = stack.last().map_or((NONE, Ctx::None), |f| (f.scope, f.ctx));
+                let (scope, ctx) = enclosing(&mut stack, depth);
                 stack.push(Frame { depth, scope, ctx });
             }
             continue;
         }
         let facts = Facts::read(&mut entries, abbrev.attributes())?;
-        while stack.last().is_some_and(|f| f.depth >= depth) {
-            stack.pop();
-        }
-        let (parent_scope, parent_ctx) =
-            stack.last().map_or((NONE, Ctx::None), |f| (f.scope, f.ctx));
-        let mut scope = parent_scope;
-        let mut ctx = parent_ctx;
-        let offset = start + die_offset;
-        match tag {
+        let (parent_scope, parent_ctx) = enclosing(&mut stack, depth);
+        let (scope, ctx) = match tag {
             constants::DW_TAG_compile_unit | constants::DW_TAG_partial_unit => {
                 if let Some(AttributeValue::Language(l)) = facts.language {
                     dies.lang = Some(if l == constants::DW_LANG_Rust {
@@ -541,80 +628,159 @@ fn walk<'a>(
                         Lang::Other
                     });
                 }
+                (parent_scope, parent_ctx)
             }
             constants::DW_TAG_inlined_subroutine => {
-                ctx = Ctx::None;
-                let (func, parent_depth) = match parent_ctx {
-                    Ctx::Func(f) => (Some(f), None),
-                    Ctx::Inline(f, d) => (Some(f), Some(d)),
-                    Ctx::None => (None, None),
-                };
-                let origin = reference(cx, start, facts.abstract_origin);
-                let depth = parent_depth.map_or(0, |d| d + 1);
-                if depth > MAX_INLINE_DEPTH {
-                    drafts.depth_cut = true;
-                } else if let (Some(func), Some(origin)) = (func, origin) {
-                    let ranges = die_ranges(cx, unit, &facts, drafts)?;
-                    if ranges.0 < ranges.1 {
-                        let call_file = facts.call_file.and_then(|v| match v {
-                            AttributeValue::FileIndex(i) => Some(i),
-                            other => other.udata_value(),
-                        });
-                        let call_line = facts
-                            .call_line
-                            .and_then(|v| v.udata_value())
-                            .and_then(|l| u32::try_from(l).ok())
-                            .unwrap_or(0);
-                        drafts.funcs[func as usize].sites.push(SiteDraft {
-                            depth,
-                            origin,
-                            call_file,
-                            call_line,
-                            ranges,
-                        });
-                        ctx = Ctx::Inline(func, depth);
-                    }
-                }
+                let ctx = inline_site(cx, unit, start, &facts, parent_ctx, drafts)?;
+                (parent_scope, ctx)
             }
             _ => {
-                let kind = match tag {
-                    constants::DW_TAG_subprogram => ScopeKind::Function,
-                    constants::DW_TAG_namespace => ScopeKind::Namespace,
-                    _ => ScopeKind::Type,
-                };
-                let target = reference(cx, start, facts.specification)
-                    .or_else(|| reference(cx, start, facts.abstract_origin));
-                let linkage = string(cx, unit, facts.linkage_name)
-                    .or_else(|| string(cx, unit, facts.mips_linkage_name));
-                dies.dies.push(DieInfo {
-                    offset,
+                let at = Placed {
+                    offset: start + die_offset,
+                    start,
                     parent: parent_scope,
-                    kind,
-                    name: string(cx, unit, facts.name),
-                    linkage,
-                    target,
-                });
-                scope = (dies.dies.len() - 1) as u32;
-                if kind == ScopeKind::Function {
-                    let ranges = die_ranges(cx, unit, &facts, drafts)?;
-                    ctx = if ranges.0 == ranges.1 {
-                        Ctx::None
-                    } else {
-                        drafts.funcs.push(FuncDraft {
-                            die: offset,
-                            ranges,
-                            sites: Vec::new(),
-                        });
-                        Ctx::Func((drafts.funcs.len() - 1) as u32)
-                    };
-                }
+                    parent_ctx,
+                };
+                scope_die(cx, unit, tag, &facts, at, dies, drafts)?
             }
-        }
+        };
         if abbrev.has_children() {
             stack.push(Frame { depth, scope, ctx });
         }
     }
     Ok(())
+}
+
+/// Whether the walk reads a DIE of this tag and abbreviation; the others are skipped
+/// unparsed.
+fn wanted(tag: constants::DwTag, abbrev: &gimli::Abbreviation, inlines: bool) -> bool {
+    match tag {
+        constants::DW_TAG_inlined_subroutine => inlines,
+        constants::DW_TAG_compile_unit
+        | constants::DW_TAG_partial_unit
+        | constants::DW_TAG_subprogram
+        | constants::DW_TAG_namespace => true,
+        // A type names a function's scope only if it has members, or is the
+        // declaration an out-of-line definition (`struct A::B { ... }`) points to.
+        // Most types are neither; deciding from the abbreviation saves reading them.
+        constants::DW_TAG_class_type
+        | constants::DW_TAG_structure_type
+        | constants::DW_TAG_union_type
+        | constants::DW_TAG_interface_type => {
+            abbrev.has_children()
+                || abbrev
+                    .attributes()
+                    .iter()
+                    .any(|a| a.name() == constants::DW_AT_declaration)
+        }
+        _ => false,
+    }
+}
+
+/// The scope and function of the DIE at `depth`: its parent's, once the frames of the
+/// DIEs it does not nest in are popped.
+fn enclosing(stack: &mut Vec<Frame>, depth: isize) -> (u32, Ctx) {
+    while stack.last().is_some_and(|f| f.depth >= depth) {
+        stack.pop();
+    }
+    stack.last().map_or((NONE, Ctx::None), |f| (f.scope, f.ctx))
+}
+
+/// What a function, namespace or type DIE contributes to a qualified name.
+fn scope_kind(tag: constants::DwTag) -> ScopeKind {
+    match tag {
+        constants::DW_TAG_subprogram => ScopeKind::Function,
+        constants::DW_TAG_namespace => ScopeKind::Namespace,
+        _ => ScopeKind::Type,
+    }
+}
+
+/// Where a DIE sits: its offset in the name index, its unit's, and its parent's scope and
+/// function.
+struct Placed {
+    offset: usize,
+    start: usize,
+    parent: u32,
+    parent_ctx: Ctx,
+}
+
+/// An inlined call: a site of the function it is in, when it has code and an origin;
+/// the context of its children.
+fn inline_site<'a>(
+    cx: &Context<'_, 'a>,
+    unit: &gimli::Unit<R<'a>>,
+    start: usize,
+    facts: &Facts<'a>,
+    parent_ctx: Ctx,
+    drafts: &mut Drafts,
+) -> gimli::Result<Ctx> {
+    let (func, parent_depth) = match parent_ctx {
+        Ctx::Func(f) => (Some(f), None),
+        Ctx::Inline(f, d) => (Some(f), Some(d)),
+        Ctx::None => (None, None),
+    };
+    let origin = reference(cx, start, facts.abstract_origin);
+    let depth = parent_depth.map_or(0, |d| d + 1);
+    if depth > MAX_INLINE_DEPTH {
+        drafts.depth_cut = true;
+        return Ok(Ctx::None);
+    }
+    let (Some(func), Some(origin)) = (func, origin) else {
+        return Ok(Ctx::None);
+    };
+    let ranges = die_ranges(cx, unit, facts, drafts)?;
+    if ranges.0 >= ranges.1 {
+        return Ok(Ctx::None);
+    }
+    let (call_file, call_line) = facts.call_site();
+    drafts.funcs[func as usize].sites.push(SiteDraft {
+        depth,
+        origin,
+        call_file,
+        call_line,
+        ranges,
+    });
+    Ok(Ctx::Inline(func, depth))
+}
+
+/// A function, namespace or type: an entry of the name index, and (a function with
+/// code) a draft; the scope and context of its children.
+fn scope_die<'a>(
+    cx: &Context<'_, 'a>,
+    unit: &gimli::Unit<R<'a>>,
+    tag: constants::DwTag,
+    facts: &Facts<'a>,
+    at: Placed,
+    dies: &mut UnitDies<'a>,
+    drafts: &mut Drafts,
+) -> gimli::Result<(u32, Ctx)> {
+    let kind = scope_kind(tag);
+    let target = reference(cx, at.start, facts.specification)
+        .or_else(|| reference(cx, at.start, facts.abstract_origin));
+    let linkage =
+        string(cx, unit, facts.linkage_name).or_else(|| string(cx, unit, facts.mips_linkage_name));
+    dies.dies.push(DieInfo {
+        offset: at.offset,
+        parent: at.parent,
+        kind,
+        name: string(cx, unit, facts.name),
+        linkage,
+        target,
+    });
+    let scope = (dies.dies.len() - 1) as u32;
+    if kind != ScopeKind::Function {
+        return Ok((scope, at.parent_ctx));
+    }
+    let ranges = die_ranges(cx, unit, facts, drafts)?;
+    if ranges.0 == ranges.1 {
+        return Ok((scope, Ctx::None));
+    }
+    drafts.funcs.push(FuncDraft {
+        die: at.offset,
+        ranges,
+        sites: Vec::new(),
+    });
+    Ok((scope, Ctx::Func((drafts.funcs.len() - 1) as u32)))
 }
 
 /// The attributes of a DIE that the walk uses; the others are skipped unparsed.
@@ -634,6 +800,20 @@ struct Facts<'a> {
 }
 
 impl<'a> Facts<'a> {
+    /// An inlined call's file index (when given) and line (0 when not).
+    fn call_site(&self) -> (Option<u64>, u32) {
+        let call_file = self.call_file.and_then(|v| match v {
+            AttributeValue::FileIndex(i) => Some(i),
+            other => other.udata_value(),
+        });
+        let call_line = self
+            .call_line
+            .and_then(|v| v.udata_value())
+            .and_then(|l| u32::try_from(l).ok())
+            .unwrap_or(0);
+        (call_file, call_line)
+    }
+
     /// Reads the attributes of the DIE whose abbreviation `specs` are. Runs of unused
     /// attributes are skipped by their sizes: parsing every attribute of every indexed
     /// DIE (a member function's declaration has ten) into a list, then searching the

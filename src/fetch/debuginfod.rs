@@ -5,8 +5,8 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use super::Limits;
 use super::http::{self, Download};
+use super::{Fetched, Limits};
 
 /// Where and how to fetch.
 #[derive(Debug, Clone)]
@@ -19,16 +19,6 @@ pub struct Debuginfod {
     pub limits: Limits,
     /// Further attempts after a failure that may pass (5xx, network).
     pub retries: u32,
-}
-
-/// What a lookup did: the file, or where it was asked for and what went wrong.
-#[derive(Debug, Default)]
-pub struct Fetched {
-    pub path: Option<PathBuf>,
-    /// One line per server that could not be used (down, failing), for a warning.
-    pub problems: Vec<String>,
-    /// The servers asked (or the cache), for "where it was looked for".
-    pub asked: Vec<String>,
 }
 
 impl Debuginfod {

@@ -6,7 +6,20 @@ pub mod debuginfod;
 pub(crate) mod http;
 pub mod symsrv;
 
+use std::path::PathBuf;
 use std::time::Duration;
+
+/// What a lookup did, on any kind of server: the file, or where it was asked for and
+/// what went wrong.
+#[derive(Debug, Default)]
+pub struct Fetched {
+    /// The file, in the local cache.
+    pub path: Option<PathBuf>,
+    /// Every place asked (servers, caches, stores), for "where it was looked for".
+    pub asked: Vec<String>,
+    /// One line per server that could not be used (down, failing), for a warning.
+    pub problems: Vec<String>,
+}
 
 /// How long and how much one download may take, with elfutils' meanings
 /// (`DEBUGINFOD_TIMEOUT`, `DEBUGINFOD_MAXTIME`, `DEBUGINFOD_MAXSIZE`).

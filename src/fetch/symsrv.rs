@@ -5,8 +5,8 @@
 
 use std::path::PathBuf;
 
-use super::Limits;
 use super::http::{self, Download, Verify};
+use super::{Fetched, Limits};
 
 /// One `;`-separated element of a symbol path.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -24,16 +24,6 @@ pub struct SymbolPath {
     pub stores: Vec<Store>,
     /// How long and how much a download may take (`--server-timeout` and the like).
     pub limits: Limits,
-}
-
-/// What a lookup did.
-#[derive(Debug, Default)]
-pub struct Found {
-    pub path: Option<PathBuf>,
-    /// Every place asked, for "where it was looked for".
-    pub asked: Vec<String>,
-    /// Servers that could not be used, for a warning.
-    pub problems: Vec<String>,
 }
 
 impl SymbolPath {
@@ -85,8 +75,8 @@ impl SymbolPath {
     /// the first server that has it (then cached). `verify` says whether a file is the
     /// one asked for: a fetched file is cached only when it is, and a cached one that is
     /// not is removed and fetched again.
-    pub fn find(&self, name: &str, id: &str, verify: Verify) -> Found {
-        let mut out = Found::default();
+    pub fn find(&self, name: &str, id: &str, verify: Verify) -> Fetched {
+        let mut out = Fetched::default();
         // Both come from the image and become paths in the caches.
         for (part, what) in [(name, "PDB name"), (id, "debug id")] {
             if let Err(e) = crate::untrusted::path_component(part, what) {
@@ -94,7 +84,7 @@ impl SymbolPath {
                 return out;
             }
         }
-        let in_dir = |dir: &PathBuf, out: &mut Found| -> Option<PathBuf> {
+        let in_dir = |dir: &PathBuf, out: &mut Fetched| -> Option<PathBuf> {
             for candidate in [dir.join(name).join(id).join(name), dir.join(name)] {
                 out.asked.push(candidate.display().to_string());
                 if candidate.is_file() {

@@ -17,7 +17,7 @@ use rayon::prelude::*;
 use super::{Pdb, corrupt, names, open};
 use crate::body::{BodyRef, UnitBodies};
 use crate::debuginfo::{DebugInfo, FunctionRecord, InlineSite, LineRow};
-use crate::error::{Error, Warnings};
+use crate::error::{Error, WarningKind, Warnings};
 
 /// Inline nesting deeper than this is cut off: real code stays far below it, and a
 /// crafted stream of unterminated sites cannot grow the stack without bound.
@@ -99,12 +99,13 @@ pub(super) fn extract(
     let mut w = Warnings::default();
     let names = super::contain::contained(|| names::InlineeNames::read(&mut pdb, &wanted, &mut w))
         .unwrap_or_else(|why| {
-            warnings.push(format!(
-                "PDB IPI stream: {why}; inlined functions are unnamed"
-            ));
+            warnings.push(
+                WarningKind::Pdb,
+                format!("PDB IPI stream: {why}; inlined functions are unnamed"),
+            );
             names::InlineeNames::default()
         });
-    warnings.0.extend(w.0);
+    warnings.extend(w);
     let strings = super::contain::contained(|| pdb.string_table().ok())
         .ok()
         .flatten();
@@ -217,6 +218,31 @@ fn read_module(
             return out;
         }
     };
+    let bad_sites = read_procedures(&mut cx, &mut symbols, &inlinees, inlines, &name);
+    let rows_cut = cx.rows_cut;
+    if bad_sites > 0 {
+        out.warnings.push(format!(
+            "PDB module {name}: {bad_sites} inline sites without line information left out"
+        ));
+    }
+    if rows_cut > 0 {
+        out.warnings.push(format!(
+            "PDB module {name}: {rows_cut} line rows left out: its procedures claim more \
+             than twice the rows its line table has (procedures sharing one address)"
+        ));
+    }
+    out
+}
+
+/// Reads a module's symbol stream: each procedure with its inline sites, finished when
+/// its scope ends (or the next begins). How many inline sites had no line information.
+fn read_procedures(
+    cx: &mut ModuleCx<'_, '_, '_>,
+    symbols: &mut pdb::SymbolIter<'_>,
+    inlinees: &HashMap<pdb::IdIndex, pdb::Inlinee<'_>>,
+    inlines: bool,
+    name: &str,
+) -> usize {
     let mut current: Option<Proc> = None;
     let mut bad_sites = 0usize;
     loop {
@@ -239,7 +265,7 @@ fn read_module(
             }
             Ok(pdb::SymbolData::InlineSite(site)) if inlines => {
                 if let Some(proc) = current.as_mut()
-                    && !cx.enter_site(proc, &site, &inlinees)
+                    && !cx.enter_site(proc, &site, inlinees)
                 {
                     bad_sites += 1;
                 }
@@ -264,19 +290,7 @@ fn read_module(
     if let Some(done) = current.take() {
         cx.finish(done);
     }
-    let rows_cut = cx.rows_cut;
-    if bad_sites > 0 {
-        out.warnings.push(format!(
-            "PDB module {name}: {bad_sites} inline sites without line information left out"
-        ));
-    }
-    if rows_cut > 0 {
-        out.warnings.push(format!(
-            "PDB module {name}: {rows_cut} line rows left out: its procedures claim more \
-             than twice the rows its line table has (procedures sharing one address)"
-        ));
-    }
-    out
+    bad_sites
 }
 
 /// A line row as read: address, length, line, file.
@@ -581,7 +595,7 @@ fn merge(
     let mut origin_ids: HashMap<u32, u32> = HashMap::new();
     for (ui, r) in results.into_iter().enumerate() {
         for w in r.warnings {
-            warnings.push(w);
+            warnings.push(WarningKind::Pdb, w);
         }
         let files = r
             .files
@@ -640,11 +654,14 @@ fn merge(
         });
     }
     if allowance.cut > 0 {
-        warnings.push(format!(
-            "PDB: {} file and inline function names written as {LEFT_OUT:?}: together they \
+        warnings.push(
+            WarningKind::Pdb,
+            format!(
+                "PDB: {} file and inline function names written as {LEFT_OUT:?}: together they \
              are more than 16 times the file (strings shared by many records)",
-            allowance.cut
-        ));
+                allowance.cut
+            ),
+        );
     }
     out
 }

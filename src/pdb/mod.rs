@@ -17,7 +17,7 @@ use std::path::Path;
 use pdb::FallibleIterator as _;
 
 use crate::debuginfo::DebugInfo;
-use crate::error::{Error, ErrorKind, Warnings};
+use crate::error::{Error, ErrorKind, WarningKind, Warnings};
 use crate::symbols::Symbol;
 use crate::unwind::stack_win::StackWin;
 
@@ -68,11 +68,13 @@ pub struct PdbOptions {
     pub frames: bool,
 }
 
-fn corrupt(path: &Path, what: &str, e: pdb::Error) -> Error {
-    Error::new(
-        path,
-        ErrorKind::Corrupt(format!("PDB {what}: {}", describe(&e))),
-    )
+fn corrupt(path: &Path, what: &str, source: pdb::Error) -> Error {
+    let kind = ErrorKind::PdbStream {
+        stream: what.to_string(),
+        detail: describe(&source),
+        source,
+    };
+    Error::new(path, kind)
 }
 
 /// A `pdb` crate error as a reader can act on it: its own words for most, but a stream
@@ -158,19 +160,25 @@ fn extract_unguarded(
     let mut w = Warnings::default();
     let publics = contain::contained(|| publics(&mut pdb, &address_map, x86, &mut w))
         .unwrap_or_else(|why| {
-            warnings.push(format!("PDB global symbols: {why}; no PUBLIC records"));
+            warnings.push(
+                WarningKind::Pdb,
+                format!("PDB global symbols: {why}; no PUBLIC records"),
+            );
             Vec::new()
         });
     let frames = if opts.frames {
         contain::contained(|| frames::extract(&mut pdb, &address_map, bytes.len(), &mut w))
             .unwrap_or_else(|why| {
-                warnings.push(format!("PDB frame data: {why}; no STACK WIN records"));
+                warnings.push(
+                    WarningKind::Pdb,
+                    format!("PDB frame data: {why}; no STACK WIN records"),
+                );
                 Vec::new()
             })
     } else {
         Vec::new()
     };
-    warnings.0.extend(w.0);
+    warnings.extend(w);
     Ok(PdbOutput {
         info,
         publics,
@@ -188,7 +196,10 @@ fn publics(
     let table = match pdb.global_symbols() {
         Ok(t) => t,
         Err(e) => {
-            warnings.push(format!("PDB global symbols: {e}; no PUBLIC records"));
+            warnings.push(
+                WarningKind::Pdb,
+                format!("PDB global symbols: {e}; no PUBLIC records"),
+            );
             return Vec::new();
         }
     };
@@ -199,9 +210,10 @@ fn publics(
             Ok(Some(s)) => s,
             Ok(None) => break,
             Err(e) => {
-                warnings.push(format!(
-                    "PDB global symbols: {e}; the publics after this point are skipped"
-                ));
+                warnings.push(
+                    WarningKind::Pdb,
+                    format!("PDB global symbols: {e}; the publics after this point are skipped"),
+                );
                 break;
             }
         };

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use pdb::FallibleIterator as _;
 
 use super::Pdb;
-use crate::error::Warnings;
+use crate::error::{WarningKind, Warnings};
 
 /// Scope chains longer than this are cut: namespaces nest a few deep.
 const MAX_SCOPE_DEPTH: usize = 32;
@@ -25,9 +25,10 @@ impl InlineeNames {
         let ipi = match pdb.id_information() {
             Ok(i) => i,
             Err(e) => {
-                warnings.push(format!(
-                    "PDB IPI stream: {e}; inlined functions are unnamed"
-                ));
+                warnings.push(
+                    WarningKind::Pdb,
+                    format!("PDB IPI stream: {e}; inlined functions are unnamed"),
+                );
                 return InlineeNames::default();
             }
         };

@@ -34,27 +34,14 @@ fn u16_at(data: &[u8], offset: usize) -> Option<u16> {
 /// Reads every function entry of an `__unwind_info` section (little-endian, as on every
 /// architecture it exists for). Function offsets are relative to `image_base`.
 pub fn entries(data: &[u8], image_base: u64) -> Result<Vec<CompactEntry>, String> {
-    let bad = |what: &str| format!("__unwind_info: {what}");
-    let version = u32_at(data, 0).ok_or_else(|| bad("truncated header"))?;
-    if version != 1 {
-        return Err(bad(&format!("unknown version {version}")));
-    }
-    let field = |i: usize| {
-        u32_at(data, 4 * i)
-            .map(|v| v as usize)
-            .ok_or_else(|| bad("truncated header"))
-    };
-    let (common_offset, common_count) = (field(1)?, field(2)?);
-    let (index_offset, index_count) = (field(5)?, field(6)?);
-    let common =
-        |i: usize| -> Option<u32> { u32_at(data, common_offset.checked_add(i.checked_mul(4)?)?) };
-
+    let header = Header::read(data)?;
     // (function offset, encoding), from the second-level pages.
     let mut found: Vec<(u32, u32)> = Vec::new();
     let mut end_of_last = None;
     let mut pages = std::collections::HashSet::new();
-    for i in 0..index_count {
-        let entry = index_offset
+    for i in 0..header.index_count {
+        let entry = header
+            .index_offset
             .checked_add(i.checked_mul(12).ok_or_else(|| bad("index too large"))?)
             .ok_or_else(|| bad("index too large"))?;
         let function_offset = u32_at(data, entry).ok_or_else(|| bad("truncated index"))?;
@@ -79,50 +66,102 @@ pub fn entries(data: &[u8], image_base: u64) -> Result<Vec<CompactEntry>, String
             ));
         }
         match u32_at(data, page) {
-            Some(2) => {
-                // Regular page: (function offset, encoding) pairs.
-                let first = u16_at(data, page.saturating_add(4))
-                    .ok_or_else(|| bad("truncated page"))? as usize;
-                let count = u16_at(data, page.saturating_add(6))
-                    .ok_or_else(|| bad("truncated page"))? as usize;
-                for k in 0..count {
-                    let at = page.saturating_add(first).saturating_add(8 * k);
-                    let f = u32_at(data, at).ok_or_else(|| bad("truncated page"))?;
-                    let e =
-                        u32_at(data, at.saturating_add(4)).ok_or_else(|| bad("truncated page"))?;
-                    found.push((f, e));
-                }
-            }
-            Some(3) => {
-                // Compressed page: 24-bit offset from the index entry, 8-bit encoding
-                // index into the common encodings, then the page's own.
-                let first = u16_at(data, page.saturating_add(4))
-                    .ok_or_else(|| bad("truncated page"))? as usize;
-                let count = u16_at(data, page.saturating_add(6))
-                    .ok_or_else(|| bad("truncated page"))? as usize;
-                let own = u16_at(data, page.saturating_add(8))
-                    .ok_or_else(|| bad("truncated page"))? as usize;
-                for k in 0..count {
-                    let word = u32_at(data, page.saturating_add(first).saturating_add(4 * k))
-                        .ok_or_else(|| bad("truncated page"))?;
-                    let index = (word >> 24) as usize;
-                    let encoding = if index < common_count {
-                        common(index)
-                    } else {
-                        u32_at(
-                            data,
-                            page.saturating_add(own)
-                                .saturating_add(4 * (index - common_count)),
-                        )
-                    }
-                    .ok_or_else(|| bad("encoding index out of range"))?;
-                    found.push((function_offset.wrapping_add(word & 0x00FF_FFFF), encoding));
-                }
-            }
+            Some(2) => regular_page(data, page, &mut found)?,
+            Some(3) => header.compressed_page(data, page, function_offset, &mut found)?,
             other => return Err(bad(&format!("unknown second-level page kind {other:?}"))),
         }
     }
-    // Sorted by address, so that each function ends where the next begins.
+    Ok(functions(found, end_of_last, image_base))
+}
+
+fn bad(what: &str) -> String {
+    format!("__unwind_info: {what}")
+}
+
+/// The fields of the section header that the pages are read with.
+struct Header {
+    common_offset: usize,
+    common_count: usize,
+    index_offset: usize,
+    index_count: usize,
+}
+
+impl Header {
+    fn read(data: &[u8]) -> Result<Header, String> {
+        let version = u32_at(data, 0).ok_or_else(|| bad("truncated header"))?;
+        if version != 1 {
+            return Err(bad(&format!("unknown version {version}")));
+        }
+        let field = |i: usize| {
+            u32_at(data, 4 * i)
+                .map(|v| v as usize)
+                .ok_or_else(|| bad("truncated header"))
+        };
+        Ok(Header {
+            common_offset: field(1)?,
+            common_count: field(2)?,
+            index_offset: field(5)?,
+            index_count: field(6)?,
+        })
+    }
+
+    /// A compressed page's entries: 24-bit offset from the index entry, 8-bit encoding
+    /// index into the common encodings, then the page's own.
+    fn compressed_page(
+        &self,
+        data: &[u8],
+        page: usize,
+        function_offset: u32,
+        found: &mut Vec<(u32, u32)>,
+    ) -> Result<(), String> {
+        let field = |at: usize| {
+            u16_at(data, page.saturating_add(at))
+                .map(usize::from)
+                .ok_or_else(|| bad("truncated page"))
+        };
+        let (first, count, own) = (field(4)?, field(6)?, field(8)?);
+        for k in 0..count {
+            let word = u32_at(data, page.saturating_add(first).saturating_add(4 * k))
+                .ok_or_else(|| bad("truncated page"))?;
+            let index = (word >> 24) as usize;
+            let encoding = if index < self.common_count {
+                self.common_offset
+                    .checked_add(4 * index)
+                    .and_then(|at| u32_at(data, at))
+            } else {
+                u32_at(
+                    data,
+                    page.saturating_add(own)
+                        .saturating_add(4 * (index - self.common_count)),
+                )
+            }
+            .ok_or_else(|| bad("encoding index out of range"))?;
+            found.push((function_offset.wrapping_add(word & 0x00FF_FFFF), encoding));
+        }
+        Ok(())
+    }
+}
+
+/// A regular page's entries: (function offset, encoding) pairs.
+fn regular_page(data: &[u8], page: usize, found: &mut Vec<(u32, u32)>) -> Result<(), String> {
+    let first = u16_at(data, page.saturating_add(4)).ok_or_else(|| bad("truncated page"))? as usize;
+    let count = u16_at(data, page.saturating_add(6)).ok_or_else(|| bad("truncated page"))? as usize;
+    for k in 0..count {
+        let at = page.saturating_add(first).saturating_add(8 * k);
+        let f = u32_at(data, at).ok_or_else(|| bad("truncated page"))?;
+        let e = u32_at(data, at.saturating_add(4)).ok_or_else(|| bad("truncated page"))?;
+        found.push((f, e));
+    }
+    Ok(())
+}
+
+/// The entries as functions, by address, each ending where the next begins (the last
+/// where the index's sentinel says).
+fn functions(
+    mut found: Vec<(u32, u32)>,
+    end_of_last: Option<u32>,
+    image_base: u64,
+) -> Vec<CompactEntry> {
     found.sort_unstable_by_key(|e| e.0);
     found.dedup_by_key(|e| e.0);
     let mut out = Vec::with_capacity(found.len());
@@ -140,7 +179,7 @@ pub fn entries(data: &[u8], image_base: u64) -> Result<Vec<CompactEntry>, String
             encoding,
         });
     }
-    Ok(out)
+    out
 }
 
 /// What an encoding says.

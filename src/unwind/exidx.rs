@@ -269,6 +269,10 @@ impl Frame {
 }
 
 /// Runs an opcode stream (IHI 0038 section 10.3). `None` when it refuses to unwind.
+#[allow(
+    clippy::too_many_lines,
+    reason = "the EHABI unwind-instruction interpreter: one `match` over the opcodes"
+)]
 fn run(ops: &[u8]) -> Result<Option<Frame>, String> {
     let mut f = Frame {
         vsp: Addr {

@@ -77,6 +77,10 @@ pub struct ExprContext {
 
 /// Translates `expr` to postfix. `push_cfa` starts the stack with the CFA, as
 /// `DW_CFA_expression` and `DW_CFA_val_expression` do.
+#[allow(
+    clippy::too_many_lines,
+    reason = "the DWARF expression translator: one `match` over the operations"
+)]
 pub fn translate<R: Reader>(
     expr: Expression<R>,
     cx: &ExprContext,

@@ -32,7 +32,7 @@ use regs::Numbering;
 use vm::{CfaRule, Factors, Rule, RuleSet};
 
 use crate::breakpad::cfi;
-use crate::error::Warnings;
+use crate::error::{Warning, WarningKind, Warnings};
 use crate::identity::Layout;
 use crate::load::Object;
 
@@ -188,27 +188,14 @@ pub fn extract(
 ) -> Option<CfiSource> {
     let Some(cfi_arch) = CfiArch::from_breakpad(arch) else {
         if obj.file.section_by_name(".eh_frame").is_some() {
-            warnings.push(format!(
-                "STACK CFI is not supported for architecture {arch}; none written"
-            ));
+            warnings.push(
+                WarningKind::Unwind,
+                format!("STACK CFI is not supported for architecture {arch}; none written"),
+            );
         }
         return None;
     };
-    let copy = |name: &str, warnings: &mut Warnings| {
-        for source in std::iter::once(obj).chain(debug) {
-            if !source.section_has_data(name) {
-                continue;
-            }
-            let data = source.section_data(name, warnings);
-            if !data.is_empty() {
-                return SectionCopy {
-                    data: data.into_owned(),
-                    address: source.file.section_by_name(name).map_or(0, |s| s.address()),
-                };
-            }
-        }
-        SectionCopy::default()
-    };
+    let tables = Tables { obj, debug };
     let mut source = CfiSource {
         arch: cfi_arch,
         endian: if obj.is_big_endian() {
@@ -217,8 +204,8 @@ pub fn extract(
             RunTimeEndian::Little
         },
         address_size: if obj.file.is_64() { 8 } else { 4 },
-        eh_frame: copy(".eh_frame", warnings),
-        debug_frame: copy(".debug_frame", warnings),
+        eh_frame: tables.copy(".eh_frame", warnings),
+        debug_frame: tables.copy(".debug_frame", warnings),
         exidx: exidx::Table::default(),
         extab: exidx::Table::default(),
         pe_image: pe_x64::Image::default(),
@@ -233,16 +220,8 @@ pub fn extract(
     let compact = compact_entries(obj, cfi_arch, layout, warnings);
     let mut exidx = Vec::new();
     if cfi_arch == CfiArch::Arm {
-        let table = |name: &str, warnings: &mut Warnings| {
-            let data = copy(name, warnings);
-            exidx::Table {
-                data: data.data,
-                address: data.address,
-                big_endian: obj.is_big_endian(),
-            }
-        };
-        source.exidx = table(".ARM.exidx", warnings);
-        source.extab = table(".ARM.extab", warnings);
+        source.exidx = tables.exidx(".ARM.exidx", warnings);
+        source.extab = tables.exidx(".ARM.extab", warnings);
         exidx = exidx::entries(&source.exidx, |start| layout.code_span_end(start));
     }
     let mut pdata = Vec::new();
@@ -257,33 +236,67 @@ pub fn extract(
     {
         return None;
     }
-    let kept = source.index(layout, &plt, warnings);
-    // Compact entries for functions no FDE describes (an FDE's rows are more precise
-    // than the one rule of a compact encoding), merged in address order.
-    let covered = |start: u64| {
-        let i = kept.partition_point(|f| f.start <= start);
-        i > 0 && start < kept[i - 1].start.saturating_add(kept[i - 1].len)
-    };
-    let compact: Vec<Item> = compact
+    let fdes = source.index(layout, &plt, warnings);
+    let mut others: Vec<Item> = compact
         .into_iter()
-        .filter(|c| !covered(c.0.start))
         .map(|(c, s)| Item::Compact(c, s))
         .collect();
-    // The same for ARM's index table, whose entries describe only function bodies.
-    let exidx: Vec<Item> = exidx
-        .into_iter()
-        .filter(|e| !covered(e.start))
-        .map(Item::Exidx)
-        .collect();
-    // And for Windows x64's, whose codes describe prologues only.
-    let pdata: Vec<Item> = pdata
+    others.extend(exidx.into_iter().map(Item::Exidx));
+    others.extend(pdata);
+    source.items = merge_items(fdes, others);
+    Some(source)
+}
+
+/// Where a module's unwind tables are: the binary, then its debug file.
+struct Tables<'o, 'a> {
+    obj: &'o Object<'a>,
+    debug: Option<&'o Object<'a>>,
+}
+
+impl Tables<'_, '_> {
+    /// A copy of the section `name` of the first file that has it with data.
+    fn copy(&self, name: &str, warnings: &mut Warnings) -> SectionCopy {
+        for source in std::iter::once(self.obj).chain(self.debug) {
+            if !source.section_has_data(name) {
+                continue;
+            }
+            let data = source.section_data(name, warnings);
+            if !data.is_empty() {
+                return SectionCopy {
+                    data: data.into_owned(),
+                    address: source.file.section_by_name(name).map_or(0, |s| s.address()),
+                };
+            }
+        }
+        SectionCopy::default()
+    }
+
+    /// ARM's index table or exception table, `name`.
+    fn exidx(&self, name: &str, warnings: &mut Warnings) -> exidx::Table {
+        let data = self.copy(name, warnings);
+        exidx::Table {
+            data: data.data,
+            address: data.address,
+            big_endian: self.obj.is_big_endian(),
+        }
+    }
+}
+
+/// The FDEs kept, with the entries of the other tables (compact unwind, ARM's index
+/// table, `.pdata`) for functions no FDE describes, in address order. An FDE's rows are
+/// more precise than the one rule of a compact encoding; ARM's entries describe only
+/// function bodies; Windows x64's codes describe prologues only.
+fn merge_items(fdes: Vec<FdeRef>, others: Vec<Item>) -> Vec<Item> {
+    let covered = |start: u64| {
+        let i = fdes.partition_point(|f| f.start <= start);
+        i > 0 && start < fdes[i - 1].start.saturating_add(fdes[i - 1].len)
+    };
+    let others: Vec<Item> = others
         .into_iter()
         .filter(|item| !covered(item.start()))
         .collect();
-    let mut items: Vec<Item> = kept.into_iter().map(Item::Fde).collect();
-    items.extend(compact);
-    items.extend(exidx);
-    items.extend(pdata);
+    let mut items: Vec<Item> = fdes.into_iter().map(Item::Fde).collect();
+    items.extend(others);
     // Stable: the order is by address only; no two kinds of entry share one.
     items.sort_by_key(Item::start);
     // An index entry reaches up to the next entry of its table; an FDE may start
@@ -299,8 +312,7 @@ pub fn extract(
             _ => {}
         }
     }
-    source.items = items;
-    Some(source)
+    items
 }
 
 /// The `.pdata` entries of an x64 or arm64 PE, as items at their absolute addresses,
@@ -317,7 +329,8 @@ fn pe_entries(
     let bytes = match pdata.data() {
         Ok(b) => b,
         Err(e) => {
-            warnings.push(format!(".pdata: {e}; no STACK CFI from it"));
+            let why = format!(".pdata: {e}; no STACK CFI from it");
+            warnings.add(Warning::new(WarningKind::Unwind, why).on(".pdata"));
             return Default::default();
         }
     };
@@ -387,14 +400,15 @@ fn compact_entries(
     let data = match section.data() {
         Ok(d) => d,
         Err(e) => {
-            warnings.push(format!("__unwind_info: {e}"));
+            let why = format!("__unwind_info: {e}");
+            warnings.add(Warning::new(WarningKind::Unwind, why).on("__unwind_info"));
             return Vec::new();
         }
     };
     let entries = match compact::entries(data, layout.load_address) {
         Ok(e) => e,
         Err(e) => {
-            warnings.push(e);
+            warnings.add(Warning::new(WarningKind::Unwind, e).on("__unwind_info"));
             return Vec::new();
         }
     };
@@ -423,10 +437,14 @@ fn compact_entries(
         match compact::decode(arch, e.encoding, |_| indirect) {
             Ok(compact::Decoded::Rules(_)) => out.push((e, indirect)),
             Ok(compact::Decoded::Dwarf) => {}
-            Err(why) => warnings.push(format!(
-                "compact unwind for the function at {:#x} (encoding {:#010x}): {why}; left out",
-                e.start, e.encoding
-            )),
+            Err(why) => {
+                let why = format!(
+                    "compact unwind for the function at {:#x} (encoding {:#010x}): {why}; left out",
+                    e.start, e.encoding
+                );
+                let warning = Warning::new(WarningKind::Unwind, why);
+                warnings.add(warning.on("__unwind_info").at(e.start));
+            }
         }
     }
     out
@@ -488,9 +506,8 @@ fn collect<'a, S: UnwindSection<R<'a>>>(
             Ok(Some(e)) => e,
             Ok(None) => break,
             Err(e) => {
-                warnings.push(format!(
-                    "{name}: {e}; the entries after this point are skipped"
-                ));
+                let why = format!("{name}: {e}; the entries after this point are skipped");
+                warnings.add(Warning::new(WarningKind::Unwind, why).on(name));
                 break;
             }
         };
@@ -542,7 +559,8 @@ fn collect<'a, S: UnwindSection<R<'a>>>(
         });
     }
     if bad > 0 {
-        warnings.push(format!("{name}: {bad} unreadable FDEs skipped"));
+        let why = format!("{name}: {bad} unreadable FDEs skipped");
+        warnings.add(Warning::new(WarningKind::Unwind, why).on(name));
     }
 }
 
@@ -617,8 +635,8 @@ impl CfiSource {
 
     /// Writes every FDE as STACK CFI records; what was left out, and why (unwind
     /// records that cannot be expressed are only found while they are rendered).
-    pub fn write(&self, w: &mut dyn Write) -> io::Result<Vec<String>> {
-        let mut skipped = Vec::new();
+    pub fn write(&self, w: &mut dyn Write) -> io::Result<Warnings> {
+        let mut skipped = Warnings::default();
         let mut written = 0u64;
         let mut rest = &self.items[..];
         'chunks: while !rest.is_empty() {
@@ -657,22 +675,26 @@ impl CfiSource {
                 match r {
                     Ok(buf) if written + buf.len() as u64 > self.allowance => {
                         // Decided in address order, so the cut is the same on every run.
-                        skipped.push(format!(
+                        let why = format!(
                             "STACK CFI stops at the function at {:#x}: {written} bytes written, near the most a {}-byte file may produce; the {} functions from there have no CFI",
                             item.start(),
                             self.input_len,
                             rest.len() - i
-                        ));
+                        );
+                        skipped.add(Warning::new(WarningKind::Output, why).at(item.start()));
                         break 'chunks;
                     }
                     Ok(buf) => {
                         written += buf.len() as u64;
                         w.write_all(&buf)?;
                     }
-                    Err(why) => skipped.push(format!(
-                        "STACK CFI for the function at {:#x}: {why}; its CFI is left out",
-                        item.start()
-                    )),
+                    Err(why) => {
+                        let why = format!(
+                            "STACK CFI for the function at {:#x}: {why}; its CFI is left out",
+                            item.start()
+                        );
+                        skipped.add(Warning::new(WarningKind::Unwind, why).at(item.start()));
+                    }
                 }
             }
             rest = tail;
@@ -771,56 +793,11 @@ impl CfiSource {
         item: &FdeRef,
         w: &mut Vec<u8>,
     ) -> Result<(), FdeError> {
-        let cie = fde.cie();
-        let ra = cie.return_address_register().0;
-        let numbering = Numbering::for_cie(self.arch, ra);
-        let factors = Factors {
-            code_alignment: cie.code_alignment_factor(),
-            data_alignment: cie.data_alignment_factor(),
-        };
-        let mut state = RuleSet {
-            cfa: CfaRule::RegisterOffset(0, 0),
-            regs: Vec::new(),
-        };
-        let mut cie_program = cie.instructions(section, bases);
-        vm::run(
-            || cie_program.next(),
-            &factors,
-            &mut state,
-            None,
-            None,
-            &mut |_, _, _| {},
-        )
-        .map_err(FdeError::Skip)?;
-        let initial = state.clone();
-        let mut rows: Vec<(u64, u64, RuleSet)> = Vec::new();
-        let mut too_many = false;
-        let mut program = fde.instructions(section, bases);
-        let range = (fde.initial_address(), fde.end_address());
-        vm::run(
-            || program.next(),
-            &factors,
-            &mut state,
-            Some(&initial),
-            Some(range),
-            &mut |start, end, rules| {
-                if rows.len() < MAX_ROWS_PER_FDE {
-                    rows.push((start, end, rules.clone()));
-                } else {
-                    too_many = true;
-                }
-            },
-        )
-        .map_err(FdeError::Skip)?;
-        if too_many {
-            return Err(FdeError::Skip(format!("more than {MAX_ROWS_PER_FDE} rows")));
-        }
-        let plt_limit = plt_rows(fde.len());
-        let mut plt_expanded = 0u64;
-
+        let ra = fde.cie().return_address_register().0;
+        let rows = run_programs(section, bases, fde)?;
         let cx = Renderer {
             arch: self.arch,
-            numbering,
+            numbering: Numbering::for_cie(self.arch, ra),
             encoding: Encoding {
                 format: gimli::Format::Dwarf32,
                 version: 4,
@@ -828,80 +805,101 @@ impl CfiSource {
             },
             ra,
         };
-        let mut prev: Rendered = Vec::new();
-        let mut first = true;
+        let mut plt = PltBudget {
+            limit: plt_rows(fde.len()),
+            expanded: 0,
+        };
+        let mut prev: Option<Rendered> = None;
         let mut line = String::new();
         for (start, end, rules) in rows {
-            let expanded = match cx.rules(section, &rules, None) {
-                Ok(r) => vec![(start, r)],
-                Err(expr::ExprError::NeedsPc) => {
-                    // Real rules read the program counter only in PLTs, whose entries
-                    // they describe a few rows each; anywhere else, expanding them
-                    // address by address is how a crafted table becomes gigabytes.
-                    if !item.in_plt {
-                        return Err(FdeError::Skip(
-                            "a rule reads the program counter outside a PLT section".into(),
-                        ));
-                    }
-                    let mut v: Vec<(u64, Rendered)> = Vec::new();
-                    for pc in start..end {
-                        let r = cx.rules(section, &rules, Some(pc)).map_err(skip)?;
-                        if v.last().is_none_or(|(_, last)| *last != r) {
-                            plt_expanded += 1;
-                            if plt_expanded > plt_limit {
-                                return Err(FdeError::Skip(format!(
-                                    "its program-counter-dependent rules change more than once per {PLT_BYTES_PER_ROW} bytes, unlike any PLT's"
-                                )));
-                            }
-                            v.push((pc, r));
-                        }
-                    }
-                    v
-                }
-                Err(e) => return Err(skip(e)),
-            };
+            let expanded = cx.expand(section, &rules, (start, end), item.in_plt, &mut plt)?;
             for (address, current) in expanded {
                 let address = address.wrapping_sub(self.bias);
-                // Assembled in a line buffer and written once: this runs for every row of
-                // every FDE, and formatting each rule through `write!` was most of its time.
                 line.clear();
-                if first {
-                    cfi::begin_init(&mut line, address, fde.len());
-                    for (_, name, value) in &current {
-                        cfi::push_rule(&mut line, name, value);
+                if cfi::row_line(&mut line, address, fde.len(), prev.as_deref(), &current) {
+                    w.extend_from_slice(line.as_bytes());
+                    if w.len() as u64 > item.allowance {
+                        return Err(FdeError::Skip(format!(
+                            "its STACK CFI would exceed {} bytes, {FDE_BYTES_PER_INPUT_BYTE} per byte of its CIE and FDE",
+                            item.allowance
+                        )));
                     }
-                    first = false;
-                } else if current != prev {
-                    cfi::begin_change(&mut line, address);
-                    for (key, name, value) in &current {
-                        if !prev.iter().any(|(k, _, v)| k == key && v == value) {
-                            cfi::push_rule(&mut line, name, value);
-                        }
-                    }
-                    // A rule that went back to its default (restore, restore_state) is
-                    // written out, or the walker would keep the old one.
-                    for (key, name, _) in &prev {
-                        if !current.iter().any(|(k, _, _)| k == key) {
-                            cfi::push_rule(&mut line, name, name);
-                        }
-                    }
-                } else {
-                    prev = current;
-                    continue;
                 }
-                line.push('\n');
-                w.extend_from_slice(line.as_bytes());
-                if w.len() as u64 > item.allowance {
-                    return Err(FdeError::Skip(format!(
-                        "its STACK CFI would exceed {} bytes, {FDE_BYTES_PER_INPUT_BYTE} per byte of its CIE and FDE",
-                        item.allowance
-                    )));
-                }
-                prev = current;
+                prev = Some(current);
             }
         }
         Ok(())
     }
+}
+
+/// The rows of an FDE: its CIE's initial instructions, then its own, run by the CFA
+/// virtual machine; each row's address range and rules.
+fn run_programs<'a, S: UnwindSection<R<'a>>>(
+    section: &S,
+    bases: &BaseAddresses,
+    fde: &FrameDescriptionEntry<R<'a>>,
+) -> Result<Vec<(u64, u64, RuleSet)>, FdeError> {
+    let cie = fde.cie();
+    let factors = Factors {
+        code_alignment: cie.code_alignment_factor(),
+        data_alignment: cie.data_alignment_factor(),
+    };
+    let initial = initial_rules(section, bases, cie, &factors)?;
+    let mut state = initial.clone();
+    let mut rows: Vec<(u64, u64, RuleSet)> = Vec::new();
+    let mut too_many = false;
+    let mut program = fde.instructions(section, bases);
+    let range = (fde.initial_address(), fde.end_address());
+    vm::run(
+        || program.next(),
+        &factors,
+        &mut state,
+        Some(&initial),
+        Some(range),
+        &mut |start, end, rules| {
+            if rows.len() < MAX_ROWS_PER_FDE {
+                rows.push((start, end, rules.clone()));
+            } else {
+                too_many = true;
+            }
+        },
+    )
+    .map_err(FdeError::Skip)?;
+    if too_many {
+        return Err(FdeError::Skip(format!("more than {MAX_ROWS_PER_FDE} rows")));
+    }
+    Ok(rows)
+}
+
+/// The rules a CIE's initial instructions set up, where every FDE of it starts.
+fn initial_rules<'a, S: UnwindSection<R<'a>>>(
+    section: &S,
+    bases: &BaseAddresses,
+    cie: &gimli::CommonInformationEntry<R<'a>>,
+    factors: &Factors,
+) -> Result<RuleSet, FdeError> {
+    let mut state = RuleSet {
+        cfa: CfaRule::RegisterOffset(0, 0),
+        regs: Vec::new(),
+    };
+    let mut program = cie.instructions(section, bases);
+    vm::run(
+        || program.next(),
+        factors,
+        &mut state,
+        None,
+        None,
+        &mut |_, _, _| {},
+    )
+    .map_err(FdeError::Skip)?;
+    Ok(state)
+}
+
+/// How many distinct rows an FDE's program-counter-dependent rules may expand to, and
+/// how many they have.
+struct PltBudget {
+    limit: u64,
+    expanded: u64,
 }
 
 /// Bytes of STACK CFI a file of `input_len` bytes may write.
@@ -934,6 +932,46 @@ struct Renderer {
 }
 
 impl Renderer {
+    /// The rules of a row over `[start, end)`, by the address each starts at: one entry,
+    /// or (rules that read the program counter, only in a PLT) one per change of value
+    /// address by address.
+    fn expand<'a, S: UnwindSection<R<'a>>>(
+        &self,
+        section: &S,
+        rules: &RuleSet,
+        (start, end): (u64, u64),
+        in_plt: bool,
+        plt: &mut PltBudget,
+    ) -> Result<Vec<(u64, Rendered)>, FdeError> {
+        match self.rules(section, rules, None) {
+            Ok(r) => return Ok(vec![(start, r)]),
+            Err(expr::ExprError::NeedsPc) => {}
+            Err(e) => return Err(skip(e)),
+        }
+        // Real rules read the program counter only in PLTs, whose entries they describe
+        // a few rows each; anywhere else, expanding them address by address is how a
+        // crafted table becomes gigabytes.
+        if !in_plt {
+            return Err(FdeError::Skip(
+                "a rule reads the program counter outside a PLT section".into(),
+            ));
+        }
+        let mut v: Vec<(u64, Rendered)> = Vec::new();
+        for pc in start..end {
+            let r = self.rules(section, rules, Some(pc)).map_err(skip)?;
+            if v.last().is_none_or(|(_, last)| *last != r) {
+                plt.expanded += 1;
+                if plt.expanded > plt.limit {
+                    return Err(FdeError::Skip(format!(
+                        "its program-counter-dependent rules change more than once per {PLT_BYTES_PER_ROW} bytes, unlike any PLT's"
+                    )));
+                }
+                v.push((pc, r));
+            }
+        }
+        Ok(v)
+    }
+
     fn rules<'a, S: UnwindSection<R<'a>>>(
         &self,
         section: &S,
@@ -1062,10 +1100,9 @@ pub(crate) fn render_section(
         .map(Item::Fde)
         .collect();
     let mut out = Vec::new();
-    let mut notes = warnings.0;
     // Writing to a Vec cannot fail.
-    notes.extend(source.write(&mut out).unwrap_or_default());
-    (out, notes)
+    warnings.extend(source.write(&mut out).unwrap_or_default());
+    (out, warnings.into_iter().map(|w| w.message).collect())
 }
 
 #[cfg(any(feature = "fuzzing", test))]
@@ -1198,7 +1235,9 @@ mod tests {
         let text = String::from_utf8(cut).unwrap();
         assert!(text.ends_with('\n'));
         assert_eq!(skipped.len(), 1, "{skipped:?}");
-        assert!(skipped[0].contains("STACK CFI stops"), "{skipped:?}");
+        let stop = skipped.iter().next().unwrap();
+        assert_eq!(stop.kind, WarningKind::Output);
+        assert!(stop.message.contains("STACK CFI stops"), "{skipped:?}");
     }
 
     #[test]

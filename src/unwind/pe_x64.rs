@@ -106,6 +106,10 @@ struct Info {
     chained: Option<u32>,
 }
 
+#[allow(
+    clippy::too_many_lines,
+    reason = "the x64 unwind-code decoder: one `match` over the codes"
+)]
 fn decode(image: &Image, rva: u32) -> Result<Info, String> {
     let head = image
         .read(rva, 4)

@@ -85,6 +85,10 @@ const AARCH64_RA_SIGN_STATE: u16 = 34;
 /// Runs `instructions` over `state`. With `rows`, the machine is in an FDE: location
 /// changes close rows, passed to `rows` as `(start, end, rules)`. `initial` is the state
 /// after the CIE's instructions, which `DW_CFA_restore` returns to.
+#[allow(
+    clippy::too_many_lines,
+    reason = "the CFA virtual machine: one `match` over the call frame instructions"
+)]
 pub fn run(
     mut next: impl FnMut() -> gimli::Result<Option<CallFrameInstruction<usize>>>,
     factors: &Factors,

@@ -1,27 +1,15 @@
-//! Windows modules: a PE's PDB (found from the CodeView record), the PE beside a PDB,
-//! a PDB's records, and a PE's exports. Identity and unwind tables come from the PE;
-//! functions, lines, publics and x86 frame data from the PDB. Each function here finds
-//! or reads one thing and returns it; [`crate::pipeline`] puts them together.
+//! A PE's PDB (given, at its recorded path, beside the image, in debug directories, on
+//! symbol servers) and a PDB's PE (given or beside it), each checked to be of the same
+//! build.
 
 use std::path::{Path, PathBuf};
 
+use super::Search;
 use crate::Options;
-use crate::error::{Error, ErrorKind, Warnings};
+use crate::error::{Error, ErrorKind};
 use crate::identity::{self, Identity, PdbRef};
 use crate::load::{Input, Object};
-use crate::module::{Exports, Sources};
-use crate::pdb::{self, PdbId, PdbOptions};
-
-/// Where a PE's PDB was looked for.
-#[derive(Debug, Default)]
-pub(crate) struct PdbSearch {
-    pub tried: Vec<String>,
-    /// A PDB of the right name but another id, with that id.
-    pub mismatch: Option<(PathBuf, String)>,
-    /// Files of the right name that could not be read, and why.
-    pub unusable: Vec<String>,
-    pub servers: Vec<String>,
-}
+use crate::pdb::{self, PdbId};
 
 /// The PDB of the PE `obj`, when one is found (`None` without looking when `on_disk`
 /// is false), and where it was looked for. A PDB of the right name but another build
@@ -31,7 +19,7 @@ pub(crate) fn locate_pdb(
     linked: Option<&PdbRef>,
     opts: &Options,
     on_disk: bool,
-    search: &mut PdbSearch,
+    search: &mut Search,
 ) -> Result<Option<PathBuf>, Error> {
     let found = match (linked, on_disk) {
         (_, false) => None,
@@ -68,7 +56,7 @@ fn find_pdb(
     pe: &Path,
     want: &PdbRef,
     opts: &Options,
-    search: &mut PdbSearch,
+    search: &mut Search,
 ) -> Result<Option<PathBuf>, Error> {
     let want_id = want.debug_id();
     if let Some(given) = &opts.companion {
@@ -161,41 +149,6 @@ fn id_of(path: &Path) -> Result<PdbId, Error> {
     pdb::identify(path, input.bytes())
 }
 
-/// What a PDB holds, as sources under `identity`: functions, lines, publics and (x86,
-/// with CFI) frame data. No STACK CFI: that needs the image.
-pub(crate) fn pdb_sources(
-    input: &Input,
-    identity: Identity,
-    opts: &Options,
-    warnings: &mut Warnings,
-) -> Result<Sources, Error> {
-    let x86 = identity.arch == "x86";
-    let out = pdb::extract(
-        input.path(),
-        input.bytes(),
-        PdbOptions {
-            inlines: opts.inlines,
-            x86,
-            frames: x86 && opts.cfi,
-        },
-        warnings,
-    )?;
-    let mut info = out.info;
-    for file in &mut info.files {
-        *file = opts.source_paths.apply(file);
-    }
-    // x86: a function's argument bytes are its frame data's.
-    for f in &mut info.functions {
-        let i = out.frames.partition_point(|r| u64::from(r.rva) < f.start);
-        if let Some(r) = out.frames.get(i).filter(|r| u64::from(r.rva) == f.start) {
-            f.param_size = r.params_size;
-        }
-    }
-    let mut sources = Sources::new(identity, info, out.publics, 0);
-    sources.stack_win = out.frames;
-    Ok(sources)
-}
-
 /// The PE a PDB belongs to, beside it (same name, `.exe`, `.dll`, `.sys`, …, or the
 /// one given) and naming this PDB in its CodeView record, with its identity. One given
 /// on the command line that names another PDB is an error.
@@ -235,40 +188,4 @@ pub(crate) fn find_pe(
         return Ok(Some((pe_input, identity)));
     }
     Ok(None)
-}
-
-/// A PDB's identity when no PE is found for it: no code id.
-pub(crate) fn pdb_identity(path: &Path, id: PdbId) -> Identity {
-    let name = crate::basename(path);
-    Identity {
-        os: "windows".into(),
-        debug_id: id.debug_id(),
-        arch: id.arch,
-        code_id: None,
-        name: crate::demangle::sanitize(&name).unwrap_or_else(|| "unnamed".into()),
-    }
-}
-
-/// The exports of `obj` that point into its code, with their names' allowance (see
-/// [`Exports`]).
-pub(crate) fn exports(obj: &Object) -> Option<Exports> {
-    use object::Object as _;
-    let exports = obj.file.exports().ok()?;
-    let layout = identity::layout(obj);
-    let mut entries = Vec::new();
-    for e in exports.flatten() {
-        let object::read::NameOrOrdinal::Name(raw) = e.name() else {
-            continue;
-        };
-        let object::read::ExportTarget::Address { address: va } = e.target() else {
-            continue;
-        };
-        if layout.code_span_end(va).is_some() {
-            entries.push((va, raw.to_vec()));
-        }
-    }
-    Some(Exports {
-        entries,
-        allowance: crate::untrusted::Allowance::for_input(obj.input.bytes().len()),
-    })
 }
