@@ -8,7 +8,7 @@
 
 use std::fmt::Write as _;
 
-use crate::unwind::rows::{Key, Row, Value};
+use crate::unwind::rows::{Key, Row, Rule, Token, Value};
 
 /// Starts `STACK CFI INIT <address> <len>` in `line`.
 pub(crate) fn begin_init(line: &mut String, address: u64, len: u64) {
@@ -22,14 +22,6 @@ pub(crate) fn begin_init(line: &mut String, address: u64, len: u64) {
 pub(crate) fn begin_change(line: &mut String, address: u64) {
     line.push_str("STACK CFI ");
     push_hex(line, address);
-}
-
-/// Appends ` <name>: <value>`.
-pub(crate) fn push_rule(line: &mut String, name: &str, value: &str) {
-    line.push(' ');
-    line.push_str(name);
-    line.push_str(": ");
-    line.push_str(value);
 }
 
 /// Lower-case hex, as `{:x}` writes it.
@@ -64,7 +56,38 @@ pub(crate) fn push_value(out: &mut String, v: Value) {
             out.push_str(" ^");
         }
         Value::Reg(reg) => out.push_str(reg),
+        Value::Undefined => out.push_str(".undef"),
     }
+}
+
+/// A postfix expression: its tokens, a space apart.
+pub(crate) fn push_tokens(out: &mut String, tokens: &[Token]) {
+    let mut digits = itoa::Buffer::new();
+    for (i, t) in tokens.iter().enumerate() {
+        if i > 0 {
+            out.push(' ');
+        }
+        match *t {
+            Token::Name(s) | Token::Op(s) => out.push_str(s),
+            Token::Num(n) => out.push_str(digits.format(n)),
+        }
+    }
+}
+
+/// A DWARF rule's value as postfix.
+fn push_rule_value(out: &mut String, rule: &Rule) {
+    match rule {
+        Rule::Value(v) => push_value(out, *v),
+        Rule::Postfix(tokens) => push_tokens(out, tokens),
+    }
+}
+
+#[cfg(any(feature = "fuzzing", test))]
+/// A postfix expression as text, for tests and the fuzz targets.
+pub(crate) fn postfix_text(tokens: &[Token]) -> String {
+    let mut out = String::new();
+    push_tokens(&mut out, tokens);
+    out
 }
 
 fn push_key_value(out: &mut String, key: Key, v: Value) {
@@ -109,35 +132,35 @@ pub(crate) fn write_rows(rows: &[Row], len: u32, address: impl Fn(u32) -> u64, o
 }
 
 /// The line (ending in a newline) for a DWARF CFI row at `address` whose rules are
-/// `current`, each `(register number, name, postfix value)`: after a row whose rules were
-/// `prev`, a change record naming only what changed, a rule that went back to its default
-/// (restore, restore_state) written as the register's own value, or the walker would
-/// keep the old one; for the first row (`prev` is `None`), an INIT record of `len` bytes.
-/// False, with nothing written, when the rules did not change.
+/// `current`: after a row whose rules were `prev`, a change record naming only what
+/// changed, a rule that went back to its default (restore, restore_state) written as the
+/// register's own value, or the walker would keep the old one; for the first row (`prev`
+/// is `None`), an INIT record of `len` bytes. False, with nothing written, when the rules
+/// did not change.
 pub(crate) fn row_line(
     line: &mut String,
     address: u64,
     len: u64,
-    prev: Option<&[(u32, &str, String)]>,
-    current: &[(u32, &str, String)],
+    prev: Option<&[(Key, Rule)]>,
+    current: &[(Key, Rule)],
 ) -> bool {
     match prev {
         None => {
             begin_init(line, address, len);
-            for (_, name, value) in current {
-                push_rule(line, name, value);
+            for (key, rule) in current {
+                push_key_rule(line, *key, rule);
             }
         }
         Some(prev) if prev != current => {
             begin_change(line, address);
-            for (key, name, value) in current {
-                if !prev.iter().any(|(k, _, v)| k == key && v == value) {
-                    push_rule(line, name, value);
+            for (key, rule) in current {
+                if !prev.iter().any(|(k, r)| k == key && r == rule) {
+                    push_key_rule(line, *key, rule);
                 }
             }
-            for (key, name, _) in prev {
-                if !current.iter().any(|(k, _, _)| k == key) {
-                    push_rule(line, name, name);
+            for (key, _) in prev {
+                if !current.iter().any(|(k, _)| k == key) {
+                    push_key_value(line, *key, Value::Reg(key.name()));
                 }
             }
         }
@@ -147,12 +170,19 @@ pub(crate) fn row_line(
     true
 }
 
+fn push_key_rule(out: &mut String, key: Key, rule: &Rule) {
+    out.push(' ');
+    out.push_str(key.name());
+    out.push_str(": ");
+    push_rule_value(out, rule);
+}
+
 /// One `STACK CFI INIT` record holding for all of `[start, start + len)`.
-pub(crate) fn init_record(address: u64, len: u64, rules: &[(String, String)]) -> String {
+pub(crate) fn init_record(address: u64, len: u64, rules: &[(Key, Value)]) -> String {
     let mut line = String::new();
     begin_init(&mut line, address, len);
-    for (name, value) in rules {
-        push_rule(&mut line, name, value);
+    for &(k, v) in rules {
+        push_key_value(&mut line, k, v);
     }
     line.push('\n');
     line

@@ -6,8 +6,8 @@
 //! `compact_unwind_encoding.h`; the decoding follows what libunwind's compact unwinders
 //! do with it.
 
-use super::expr::with_offset;
 use super::regs::CfiArch;
+use super::rows::{Key, Value};
 
 /// One function's entry: absolute start and end, and its encoding.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -186,7 +186,7 @@ fn functions(
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Decoded {
     /// The rules, `.cfa` and `.ra` first.
-    Rules(Vec<(String, String)>),
+    Rules(Vec<(Key, Value)>),
     /// The function's unwind information is an FDE in `__eh_frame`.
     Dwarf,
 }
@@ -228,37 +228,38 @@ pub fn decode(
 const X86_64_SAVED: [&str; 7] = ["", "$rbx", "$r12", "$r13", "$r14", "$r15", "$rbp"];
 const X86_SAVED: [&str; 7] = ["", "$ebx", "$ecx", "$edx", "$edi", "$esi", "$ebp"];
 
-fn rule(reg: &str, value: String) -> (String, String) {
-    (reg.to_string(), value)
+/// A saved register's rule: its compact number (which orders it), name and slot.
+fn saved_reg(number: u16, name: &'static str, offset_from_cfa: i64) -> (Key, Value) {
+    (Key::Reg(number, name), saved_at(offset_from_cfa))
 }
 
-fn saved_at(offset_from_cfa: i64) -> String {
-    format!("{} ^", with_offset(".cfa", offset_from_cfa))
+fn saved_at(offset_from_cfa: i64) -> Value {
+    Value::At(".cfa", offset_from_cfa)
 }
 
 fn x86(
     encoding: u32,
     mode: u32,
     word: i64,
-    saved: &[&str; 7],
-    sp: &str,
-    fp: &str,
+    saved: &[&'static str; 7],
+    sp: &'static str,
+    fp: &'static str,
     indirect_stack_size: impl Fn(u32) -> Option<u32>,
 ) -> Result<Decoded, String> {
     let mut rules = Vec::new();
     match mode {
         0 => {
             // No unwind information: a leaf whose return address is on top of the stack.
-            rules.push(rule(".cfa", with_offset(sp, word)));
-            rules.push(rule(".ra", saved_at(-word)));
+            rules.push((Key::Cfa, Value::Plus(sp, word)));
+            rules.push((Key::Ra, saved_at(-word)));
         }
         0x0100_0000 => {
             // Frame pointer: CFA = fp + 2 words; registers saved below the frame.
             let offset = i64::from((encoding >> 16) & 0xFF);
             let regs = encoding & 0x7FFF;
-            rules.push(rule(".cfa", with_offset(fp, 2 * word)));
-            rules.push(rule(".ra", saved_at(-word)));
-            rules.push(rule(fp, saved_at(-2 * word)));
+            rules.push((Key::Cfa, Value::Plus(fp, 2 * word)));
+            rules.push((Key::Ra, saved_at(-word)));
+            rules.push(saved_reg(6, fp, -2 * word));
             for i in 0..5 {
                 let r = ((regs >> (3 * i)) & 7) as usize;
                 if r == 0 {
@@ -268,9 +269,10 @@ fn x86(
                     .get(r)
                     .filter(|n| !n.is_empty())
                     .ok_or("bad register number")?;
-                rules.push(rule(
+                rules.push(saved_reg(
+                    r as u16,
                     name,
-                    saved_at(-2 * word - offset * word + i64::from(i) * word),
+                    -2 * word - offset * word + i64::from(i) * word,
                 ));
             }
         }
@@ -288,16 +290,17 @@ fn x86(
             if count > 6 {
                 return Err("more than 6 saved registers".into());
             }
-            rules.push(rule(".cfa", with_offset(sp, stack_size)));
-            rules.push(rule(".ra", saved_at(-word)));
+            rules.push((Key::Cfa, Value::Plus(sp, stack_size)));
+            rules.push((Key::Ra, saved_at(-word)));
             for (i, r) in permutation(count, encoding & 0x3FF).into_iter().enumerate() {
                 let name = saved
                     .get(r)
                     .filter(|n| !n.is_empty())
                     .ok_or("bad register permutation")?;
-                rules.push(rule(
+                rules.push(saved_reg(
+                    r as u16,
                     name,
-                    saved_at(-word - word * count as i64 + word * i as i64),
+                    -word - word * count as i64 + word * i as i64,
                 ));
             }
         }
@@ -351,21 +354,21 @@ fn arm64(encoding: u32, mode: u32) -> Result<Decoded, String> {
     match mode {
         0 => {
             // No unwind information: a leaf; the return address is in the link register.
-            rules.push(rule(".cfa", "sp".into()));
-            rules.push(rule(".ra", "x30".into()));
+            rules.push((Key::Cfa, Value::Plus("sp", 0)));
+            rules.push((Key::Ra, Value::Reg("x30")));
         }
         0x0200_0000 => {
             // Frameless: only the stack pointer moved; the return address is in lr.
             let size = i64::from((encoding >> 12) & 0xFFF) * 16;
-            rules.push(rule(".cfa", with_offset("sp", size)));
-            rules.push(rule(".ra", "x30".into()));
+            rules.push((Key::Cfa, Value::Plus("sp", size)));
+            rules.push((Key::Ra, Value::Reg("x30")));
         }
         0x0300_0000 => return Ok(Decoded::Dwarf),
         0x0400_0000 => {
             // Frame: x29 and x30 at the top of the frame, register pairs below them.
-            rules.push(rule(".cfa", with_offset("x29", 16)));
-            rules.push(rule(".ra", saved_at(-8)));
-            rules.push(rule("x29", saved_at(-16)));
+            rules.push((Key::Cfa, Value::Plus("x29", 16)));
+            rules.push((Key::Ra, saved_at(-8)));
+            rules.push(saved_reg(29, "x29", -16));
             let mut at = -24;
             for (bit, (a, b)) in [
                 ("x19", "x20"),
@@ -374,12 +377,13 @@ fn arm64(encoding: u32, mode: u32) -> Result<Decoded, String> {
                 ("x25", "x26"),
                 ("x27", "x28"),
             ]
-            .iter()
+            .into_iter()
             .enumerate()
             {
                 if encoding & (1 << bit) != 0 {
-                    rules.push(rule(a, saved_at(at)));
-                    rules.push(rule(b, saved_at(at - 8)));
+                    let first = 19 + 2 * bit as u16;
+                    rules.push(saved_reg(first, a, at));
+                    rules.push(saved_reg(first + 1, b, at - 8));
                     at -= 16;
                 }
             }
@@ -395,7 +399,7 @@ mod tests {
 
     fn rules(arch: CfiArch, encoding: u32) -> Vec<(String, String)> {
         match decode(arch, encoding, |_| Some(0x1234)).unwrap() {
-            Decoded::Rules(r) => r,
+            Decoded::Rules(r) => crate::unwind::rows::to_strings(&r),
             Decoded::Dwarf => panic!("dwarf"),
         }
     }

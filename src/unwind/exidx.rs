@@ -6,6 +6,9 @@
 //!
 //! Hand-written: no crate decodes EHABI (gimli and object read DWARF CFI only).
 
+use super::regs::{CfiArch, Numbering};
+use super::rows::{Key, Value};
+
 /// One index table entry: the function it covers and where its unwind data is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ExidxEntry {
@@ -86,7 +89,7 @@ pub enum Unwind {
     /// `EXIDX_CANTUNWIND`, or "refuse to unwind" in its opcodes: no rule.
     Refused,
     /// The rules to write: `.cfa`, `.ra`, then each saved register.
-    Rules(Vec<(String, String)>),
+    Rules(Vec<(Key, Value)>),
 }
 
 /// Decodes the entry at `entry.offset` of `exidx` (with `extab` for out-of-line data).
@@ -228,40 +231,44 @@ impl Frame {
     }
 
     /// `(register, rule)`: `.cfa`, `.ra`, then r0-r12 and d0-d31 as saved.
-    fn rules(&self) -> Vec<(String, String)> {
-        let name = |reg: u8| super::CfiArch::Arm.name(super::Numbering::Gcc, u16::from(reg));
-        let place = |base: u8, offset: i64| -> String {
-            let base = name(base).unwrap_or("sp");
-            super::expr::with_offset(base, offset)
-        };
+    fn rules(&self) -> Vec<(Key, Value)> {
+        let name = |reg: u16| CfiArch::Arm.name(Numbering::Gcc, reg);
+        let base = |reg: u8| name(u16::from(reg)).unwrap_or("sp");
         // Saved slots relative to the CFA where they share its base register.
-        let load = |a: Addr| -> String {
+        let load = |a: Addr| -> Value {
             if a.base == self.vsp.base && self.sp_loaded.is_none() {
-                super::expr::with_offset_then(".cfa", a.offset - self.vsp.offset, " ^")
+                Value::At(".cfa", a.offset - self.vsp.offset)
             } else {
-                format!("{} ^", place(a.base, a.offset))
+                Value::At(base(a.base), a.offset)
             }
         };
         let cfa = match self.sp_loaded {
             Some(slot) => load(slot),
-            None => place(self.vsp.base, self.vsp.offset),
+            None => Value::Plus(base(self.vsp.base), self.vsp.offset),
         };
-        let mut out = vec![(".cfa".to_string(), cfa)];
+        let mut out = vec![(Key::Cfa, cfa)];
         // Without a popped pc, the caller resumes at the (virtual) lr.
         let ra = match (self.core[PC], self.core[LR]) {
             (Some(pc), _) => load(pc),
             (None, Some(lr)) => load(lr),
-            (None, None) => "lr".to_string(),
+            (None, None) => Value::Reg("lr"),
         };
-        out.push((".ra".to_string(), ra));
-        for (reg, slot) in self.core.iter().enumerate().take(13) {
-            if let Some(a) = slot {
-                out.push((format!("r{reg}"), load(*a)));
-            }
-        }
-        for (reg, slot) in self.vfp.iter().enumerate() {
-            if let Some(a) = slot {
-                out.push((format!("d{reg}"), load(*a)));
+        out.push((Key::Ra, ra));
+        let saved = self
+            .core
+            .iter()
+            .take(13)
+            .enumerate()
+            .map(|(r, s)| (r as u16, s));
+        // DWARF numbers d0-d31 from 256.
+        let vfp = self
+            .vfp
+            .iter()
+            .enumerate()
+            .map(|(r, s)| (256 + r as u16, s));
+        for (reg, slot) in saved.chain(vfp) {
+            if let (Some(a), Some(n)) = (slot, name(reg)) {
+                out.push((Key::Reg(reg, n), load(*a)));
             }
         }
         out
@@ -414,8 +421,12 @@ mod tests {
             .unwrap()
             .unwrap()
             .rules()
-            .into_iter()
-            .map(|(r, v)| format!("{r}: {v}"))
+            .iter()
+            .map(|&(k, v)| {
+                let mut value = String::new();
+                crate::breakpad::cfi::push_value(&mut value, v);
+                format!("{}: {value}", k.name())
+            })
             .collect()
     }
 
@@ -536,7 +547,7 @@ mod tests {
         let Unwind::Rules(r) = decode(&exidx, &extab, &e[1]).unwrap() else {
             panic!()
         };
-        assert_eq!(r[0], (".cfa".to_string(), "r7 8 +".to_string()));
+        assert_eq!(r[0], (Key::Cfa, Value::Plus("r7", 8)));
         assert_eq!(
             opcodes(&exidx, &extab, 0).unwrap().unwrap(),
             [0xAA, 0xB0, 0xB0]

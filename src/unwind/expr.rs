@@ -1,4 +1,5 @@
-//! DWARF expressions in CFI, translated to Breakpad postfix.
+//! DWARF expressions in CFI, translated to Breakpad postfix: tokens, which
+//! [`crate::breakpad::cfi`] writes.
 //!
 //! Evaluated symbolically: constants fold, a register read becomes `$reg`, a
 //! dereference `... ^`. That covers what compilers emit (`DW_OP_breg*`, constants,
@@ -9,6 +10,7 @@
 use gimli::{Encoding, Expression, Operation, Reader, ReaderOffset};
 
 use super::regs::{CfiArch, Numbering};
+use super::rows::Token;
 
 /// Longest expression evaluated, and deepest stack: real CFI expressions have a handful
 /// of operations; damaged ones must not run long.
@@ -33,37 +35,53 @@ pub enum ExprError {
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Value {
     Const(i64),
-    Linear { base: String, offset: i64 },
+    Linear { base: Vec<Token>, offset: i64 },
 }
 
 impl Value {
-    fn render(&self) -> String {
+    fn render(self) -> Vec<Token> {
         match self {
-            Value::Const(c) if *c >= 0 => c.to_string(),
-            Value::Const(c) => format!("0 {} -", c.unsigned_abs()),
-            Value::Linear { base, offset } => with_offset(base, *offset),
+            Value::Const(c) if c >= 0 => vec![Token::Num(c as u64)],
+            Value::Const(c) => vec![Token::Num(0), Token::Num(c.unsigned_abs()), Token::Op("-")],
+            Value::Linear { mut base, offset } => {
+                push_offset(&mut base, offset);
+                base
+            }
         }
     }
-}
 
-/// `base`, `base N +` or `base N -`.
-pub fn with_offset(base: &str, offset: i64) -> String {
-    with_offset_then(base, offset, "")
-}
-
-/// [`with_offset`] followed by `suffix` (` ^` for a dereference), in one allocation and
-/// without `fmt`: every row of every FDE is rendered through here.
-pub fn with_offset_then(base: &str, offset: i64, suffix: &str) -> String {
-    let mut digits = itoa::Buffer::new();
-    let mut out = String::with_capacity(base.len() + 24 + suffix.len());
-    out.push_str(base);
-    if offset != 0 {
-        out.push(' ');
-        out.push_str(digits.format(offset.unsigned_abs()));
-        out.push_str(if offset > 0 { " +" } else { " -" });
+    /// A register or `.cfa`.
+    fn name(name: &'static str) -> Value {
+        Value::Linear {
+            base: vec![Token::Name(name)],
+            offset: 0,
+        }
     }
-    out.push_str(suffix);
-    out
+
+    /// `a b op`, of two values rendered.
+    fn binary(a: Value, b: Value, op: &'static str) -> Value {
+        let mut base = a.render();
+        base.extend(b.render());
+        base.push(Token::Op(op));
+        Value::Linear { base, offset: 0 }
+    }
+}
+
+/// `N +` or `N -` after a value, for a non-zero offset.
+fn push_offset(tokens: &mut Vec<Token>, offset: i64) {
+    if offset != 0 {
+        tokens.push(Token::Num(offset.unsigned_abs()));
+        tokens.push(Token::Op(if offset > 0 { "+" } else { "-" }));
+    }
+}
+
+/// The length of `tokens` as text, a space apart.
+fn text_len(tokens: &[Token]) -> usize {
+    tokens
+        .iter()
+        .map(|t| t.len() + 1)
+        .sum::<usize>()
+        .saturating_sub(1)
 }
 
 /// What an expression is evaluated against.
@@ -85,14 +103,11 @@ pub fn translate<R: Reader>(
     expr: Expression<R>,
     cx: &ExprContext,
     push_cfa: bool,
-) -> Result<String, ExprError> {
+) -> Result<Vec<Token>, ExprError> {
     let unsupported = |what: &str| Err(ExprError::Unsupported(what.to_string()));
     let mut stack: Vec<Value> = Vec::new();
     if push_cfa {
-        stack.push(Value::Linear {
-            base: ".cfa".into(),
-            offset: 0,
-        });
+        stack.push(Value::name(".cfa"));
     }
     let mut ops = expr.operations(cx.encoding);
     let mut count = 0;
@@ -126,7 +141,7 @@ pub fn translate<R: Reader>(
                         )));
                     };
                     stack.push(Value::Linear {
-                        base: name.to_string(),
+                        base: vec![Token::Name(name)],
                         offset,
                     });
                 }
@@ -146,20 +161,14 @@ pub fn translate<R: Reader>(
                 stack.push(match (a, b) {
                     (Value::Const(x), Value::Const(y)) => Value::Const(x.wrapping_sub(y)),
                     (a, Value::Const(y)) => add(a, Value::Const(y.wrapping_neg())),
-                    (a, b) => Value::Linear {
-                        base: format!("{} {} -", a.render(), b.render()),
-                        offset: 0,
-                    },
+                    (a, b) => Value::binary(a, b, "-"),
                 });
             }
             Operation::Mul => {
                 let (a, b) = pop2(&mut stack)?;
                 stack.push(match (a, b) {
                     (Value::Const(x), Value::Const(y)) => Value::Const(x.wrapping_mul(y)),
-                    (a, b) => Value::Linear {
-                        base: format!("{} {} *", a.render(), b.render()),
-                        offset: 0,
-                    },
+                    (a, b) => Value::binary(a, b, "*"),
                 });
             }
             Operation::And => {
@@ -170,10 +179,9 @@ pub fn translate<R: Reader>(
                     (a, Value::Const(mask)) | (Value::Const(mask), a)
                         if mask < 0 && (mask.unsigned_abs()).is_power_of_two() =>
                     {
-                        Value::Linear {
-                            base: format!("{} {} @", a.render(), mask.unsigned_abs()),
-                            offset: 0,
-                        }
+                        let mut base = a.render();
+                        base.extend([Token::Num(mask.unsigned_abs()), Token::Op("@")]);
+                        Value::Linear { base, offset: 0 }
                     }
                     _ => return unsupported("DW_OP_and of registers"),
                 });
@@ -186,11 +194,9 @@ pub fn translate<R: Reader>(
                 if space || base_type.0.into_u64() != 0 || size != cx.encoding.address_size {
                     return unsupported("sized or typed dereference");
                 }
-                let a = pop(&mut stack)?;
-                stack.push(Value::Linear {
-                    base: format!("{} ^", a.render()),
-                    offset: 0,
-                });
+                let mut base = pop(&mut stack)?.render();
+                base.push(Token::Op("^"));
+                stack.push(Value::Linear { base, offset: 0 });
             }
             Operation::Drop => {
                 pop(&mut stack)?;
@@ -215,10 +221,7 @@ pub fn translate<R: Reader>(
                 stack.push(b);
             }
             Operation::Nop => {}
-            Operation::CallFrameCFA if push_cfa => stack.push(Value::Linear {
-                base: ".cfa".into(),
-                offset: 0,
-            }),
+            Operation::CallFrameCFA if push_cfa => stack.push(Value::name(".cfa")),
             op => {
                 // The rest is only foldable on constants.
                 let folded = fold_constant(&op, &mut stack);
@@ -231,7 +234,7 @@ pub fn translate<R: Reader>(
         }
         // Each operation makes at most the top value longer, from values within bounds.
         if let Some(Value::Linear { base, .. }) = stack.last()
-            && base.len() > MAX_POSTFIX
+            && text_len(base) > MAX_POSTFIX
         {
             return unsupported("expression too large");
         }
@@ -311,9 +314,17 @@ fn add(a: Value, b: Value) -> Value {
             base,
             offset: offset.wrapping_add(c),
         },
-        (Value::Linear { base: a, offset: x }, Value::Linear { base: b, offset: y }) => {
+        (
             Value::Linear {
-                base: format!("{a} {b} +"),
+                base: mut a,
+                offset: x,
+            },
+            Value::Linear { base: b, offset: y },
+        ) => {
+            a.extend(b);
+            a.push(Token::Op("+"));
+            Value::Linear {
+                base: a,
                 offset: x.wrapping_add(y),
             }
         }
@@ -336,17 +347,6 @@ fn pop2(stack: &mut Vec<Value>) -> Result<(Value, Value), ExprError> {
 mod tests {
     use super::*;
 
-    #[test]
-    fn offsets_render_like_fmt() {
-        assert_eq!(with_offset("$rsp", 0), "$rsp");
-        assert_eq!(with_offset("$rsp", 16), "$rsp 16 +");
-        assert_eq!(with_offset(".cfa", -8), ".cfa 8 -");
-        assert_eq!(
-            with_offset(".cfa", i64::MIN),
-            format!(".cfa {} -", i64::MIN.unsigned_abs())
-        );
-        assert_eq!(with_offset_then(".cfa", -16, " ^"), ".cfa 16 - ^");
-    }
     use gimli::{EndianSlice, LittleEndian};
 
     fn cx(arch: CfiArch, pc: Option<u64>) -> ExprContext {
@@ -373,6 +373,26 @@ mod tests {
             &cx(arch, pc),
             push_cfa,
         )
+        .map(|tokens| crate::breakpad::cfi::postfix_text(&tokens))
+    }
+
+    #[test]
+    fn offsets_and_negative_constants_render_as_postfix() {
+        // DW_OP_breg7 (rsp): 16
+        assert_eq!(
+            run(&[0x77, 0x10], CfiArch::X86_64, None, false),
+            Ok("$rsp 16 +".into())
+        );
+        // DW_OP_breg7 (rsp): -8
+        assert_eq!(
+            run(&[0x77, 0x78], CfiArch::X86_64, None, false),
+            Ok("$rsp 8 -".into())
+        );
+        // DW_OP_const1s -5
+        assert_eq!(
+            run(&[0x09, 0xfb], CfiArch::X86_64, None, false),
+            Ok("0 5 -".into())
+        );
     }
 
     #[test]

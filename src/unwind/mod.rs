@@ -1,5 +1,7 @@
 //! STACK CFI: `.eh_frame` and `.debug_frame` (and Mach-O compact unwind, ARM EHABI
-//! tables) turned into `STACK CFI INIT` / `STACK CFI` records.
+//! tables, Windows `.pdata`) turned into rows of unwind rules as values
+//! ([`rows`]), which [`crate::breakpad::cfi`] writes as `STACK CFI INIT` / `STACK CFI`
+//! records.
 //!
 //! Extraction only indexes the FDEs. The records are rendered when the module is
 //! written: in parallel, a bounded chunk of FDEs at a time, each chunk written in order,
@@ -29,6 +31,7 @@ use rayon::prelude::*;
 
 pub use regs::CfiArch;
 use regs::Numbering;
+use rows::{Key, Rule as RowRule, Value};
 use vm::{CfaRule, Factors, Rule, RuleSet};
 
 use crate::breakpad::cfi;
@@ -159,8 +162,8 @@ pub struct CfiSource {
     input_len: u64,
 }
 
-/// A row's rules as written: `(sort key, register, postfix)`, `.cfa` and `.ra` first.
-type Rendered = Vec<(u32, &'static str, String)>;
+/// A row's rules: `.cfa` and `.ra` first, then registers by number.
+type Rendered = Vec<(rows::Key, rows::Rule)>;
 
 /// Why an FDE is left out.
 enum FdeError {
@@ -754,7 +757,7 @@ impl CfiSource {
         w: &mut dyn Write,
         start: u64,
         end: u64,
-        rules: Vec<(String, String)>,
+        rules: Vec<(Key, Value)>,
     ) -> Result<(), FdeError> {
         let address = start.wrapping_sub(self.bias);
         let record = crate::breakpad::cfi::init_record(address, end.wrapping_sub(start), &rules);
@@ -921,8 +924,8 @@ fn skip(e: expr::ExprError) -> FdeError {
     }
 }
 
-/// Turns a row of rules into `(sort key, name, postfix)` triples: `.cfa` first, `.ra`
-/// second, then registers by number. Registers whose rule is "same value" are left out:
+/// Turns a row of the CFA machine's rules into rules to write: `.cfa` first, `.ra`
+/// second, then registers by number, each a value or a DWARF expression as postfix. Registers whose rule is "same value" are left out:
 /// that is what an unmentioned register means.
 struct Renderer {
     arch: CfiArch,
@@ -995,28 +998,39 @@ impl Renderer {
             CfaRule::RegisterOffset(reg, offset) => {
                 let base = name(*reg)
                     .ok_or_else(|| unsupported(format!("CFA uses unknown register {reg}")))?;
-                expr::with_offset(base, *offset)
+                RowRule::Value(Value::Plus(base, *offset))
             }
-            CfaRule::Expression(e) => expr::translate(get(e)?, &ecx, false)?,
+            CfaRule::Expression(e) => RowRule::Postfix(expr::translate(get(e)?, &ecx, false)?),
         };
-        out.push((0, ".cfa", cfa));
-        let render = |reg: u16, rule: &Rule| -> Result<Option<String>, expr::ExprError> {
-            Ok(Some(match rule {
-                Rule::Undefined => ".undef".to_string(),
+        out.push((Key::Cfa, cfa));
+        let render = |reg: u16, rule: &Rule| -> Result<Option<RowRule>, expr::ExprError> {
+            let value = match rule {
+                Rule::Undefined => Value::Undefined,
                 Rule::SameValue => match name(reg) {
-                    Some(n) => n.to_string(),
+                    Some(n) => Value::Reg(n),
                     None => return Ok(None),
                 },
-                Rule::Offset(n) => expr::with_offset_then(".cfa", *n, " ^"),
-                Rule::ValOffset(n) => expr::with_offset(".cfa", *n),
+                Rule::Offset(n) => Value::At(".cfa", *n),
+                Rule::ValOffset(n) => Value::Plus(".cfa", *n),
                 Rule::Register(r) => match name(*r) {
-                    Some(n) => n.to_string(),
+                    Some(n) => Value::Reg(n),
                     None => return Err(unsupported(format!("rule names unknown register {r}"))),
                 },
-                Rule::Expression(e) => format!("{} ^", expr::translate(get(e)?, &ecx, true)?),
-                Rule::ValExpression(e) => expr::translate(get(e)?, &ecx, true)?,
+                Rule::Expression(e) => {
+                    let mut tokens = expr::translate(get(e)?, &ecx, true)?;
+                    tokens.push(rows::Token::Op("^"));
+                    return Ok(Some(RowRule::Postfix(tokens)));
+                }
+                Rule::ValExpression(e) => {
+                    return Ok(Some(RowRule::Postfix(expr::translate(
+                        get(e)?,
+                        &ecx,
+                        true,
+                    )?)));
+                }
                 Rule::Constant(_) => return Ok(None),
-            }))
+            };
+            Ok(Some(RowRule::Value(value)))
         };
         let ra = match rules.get(self.ra) {
             Some(rule) => render(self.ra, rule)?,
@@ -1027,12 +1041,14 @@ impl Renderer {
             // No rule: the return address is still where the call put it. On machines
             // with a link register that is the register itself; on x86 a return address
             // is never in a register, so there is nothing to recover.
-            None if self.arch.has_link_register() => name(self.ra)
-                .ok_or_else(|| unsupported(format!("unknown return address register {}", self.ra)))?
-                .to_string(),
-            None => ".undef".to_string(),
+            None if self.arch.has_link_register() => {
+                RowRule::Value(Value::Reg(name(self.ra).ok_or_else(|| {
+                    unsupported(format!("unknown return address register {}", self.ra))
+                })?))
+            }
+            None => RowRule::Value(Value::Undefined),
         };
-        out.push((1, ".ra", ra));
+        out.push((Key::Ra, ra));
         for (reg, rule) in &rules.regs {
             if *reg == self.ra || *rule == Rule::SameValue {
                 continue;
@@ -1040,7 +1056,7 @@ impl Renderer {
             // A register with no name here is not one a walker can restore.
             let Some(n) = name(*reg) else { continue };
             if let Some(value) = render(*reg, rule)? {
-                out.push((2 + u32::from(*reg), n, value));
+                out.push((Key::Reg(*reg, n), value));
             }
         }
         Ok(out)
@@ -1127,6 +1143,7 @@ pub(crate) fn translate_expression(expr: &[u8], arch: CfiArch, pc: Option<u64>) 
     let cfa = expr::translate(expr, &cx, false).ok();
     let rule = expr::translate(expr, &cx, true).ok();
     cfa.or(rule)
+        .map(|tokens| crate::breakpad::cfi::postfix_text(&tokens))
 }
 
 #[cfg(any(feature = "fuzzing", test))]
@@ -1143,7 +1160,7 @@ pub(crate) fn decode_exidx(exidx: &[u8], extab: &[u8]) -> Vec<Vec<(String, Strin
     exidx::entries(&exidx, |start| (start < 0x8000).then_some(0x8000))
         .iter()
         .filter_map(|e| match exidx::decode(&exidx, &extab, e) {
-            Ok(exidx::Unwind::Rules(r)) => Some(r),
+            Ok(exidx::Unwind::Rules(r)) => Some(rows::to_strings(&r)),
             _ => None,
         })
         .collect()

@@ -1,5 +1,6 @@
-//! Rows of unwind rules as plain values: what the Windows readers (x64 and arm64
-//! `.pdata`) produce, written by [`crate::breakpad::cfi`]. A function has a row per prologue (and
+//! Rows of unwind rules as plain values: what every unwind reader produces (DWARF CFI,
+//! EHABI, compact unwind, x64 and arm64 `.pdata`), written by [`crate::breakpad::cfi`],
+//! the one place that knows their text. A function has a row per prologue (and
 //! epilogue) instruction, most of them a rule or two away from the one before; keeping
 //! rules as small copyable values lets the writer find what changed without formatting
 //! or comparing text, which was most of a large PE's dump time.
@@ -66,6 +67,35 @@ pub(crate) enum Value {
     At(&'static str, i64),
     /// The value held in a register (`.ra: x30`; a register restored: its own name).
     Reg(&'static str),
+    /// Lost: no rule can recover it (`.undef`).
+    Undefined,
+}
+
+/// A DWARF rule's value: a plain [`Value`], or an expression translated to postfix.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Rule {
+    Value(Value),
+    Postfix(Vec<Token>),
+}
+
+/// One token of a postfix expression.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Token {
+    /// A register, or `.cfa`.
+    Name(&'static str),
+    Num(u64),
+    /// `+`, `-`, `*`, `@` (align down) or `^` (dereference).
+    Op(&'static str),
+}
+
+impl Token {
+    /// The length of its text.
+    pub(crate) fn len(self) -> usize {
+        match self {
+            Token::Name(s) | Token::Op(s) => s.len(),
+            Token::Num(n) => n.checked_ilog10().map_or(1, |d| d as usize + 1),
+        }
+    }
 }
 
 /// One row: its address and its rules, sorted by key.
