@@ -6,8 +6,6 @@
 //! Lines are assembled in a `String` and written once: this runs for every row of every
 //! function, and formatting each rule through `write!` was most of its time.
 
-use std::fmt::Write as _;
-
 use crate::unwind::rows::{Key, Row, Rule, Token, Value};
 
 /// Starts `STACK CFI INIT <address> <len>` in `line`.
@@ -25,31 +23,44 @@ pub(crate) fn begin_change(line: &mut String, address: u64) {
 }
 
 /// Lower-case hex, as `{:x}` writes it.
-fn push_hex(line: &mut String, v: u64) {
-    // Writing into a String cannot fail.
-    let _ = write!(line, "{v:x}");
+fn push_hex(line: &mut String, mut v: u64) {
+    let mut digits = [0u8; 16];
+    let mut at = digits.len();
+    loop {
+        at -= 1;
+        digits[at] = b"0123456789abcdef"[(v & 15) as usize];
+        v >>= 4;
+        if v == 0 {
+            break;
+        }
+    }
+    // Hex digits are ASCII.
+    line.push_str(std::str::from_utf8(&digits[at..]).unwrap_or_default());
+}
+
+/// A decimal number, without `fmt`: every rule of every row goes through here.
+fn push_num(out: &mut String, n: u64) {
+    out.push_str(itoa::Buffer::new().format(n));
 }
 
 /// `reg + n` in postfix.
 fn push_plus(out: &mut String, reg: &str, n: i64) {
-    // Writing into a String cannot fail.
-    let _ = match n {
-        0 => write!(out, "{reg}"),
-        n if n > 0 => write!(out, "{reg} {n} +"),
-        n => write!(out, "{reg} {} -", n.unsigned_abs()),
-    };
+    out.push_str(reg);
+    if n != 0 {
+        out.push(' ');
+        push_num(out, n.unsigned_abs());
+        out.push_str(if n > 0 { " +" } else { " -" });
+    }
 }
 
 /// A row value as a postfix expression.
 pub(crate) fn push_value(out: &mut String, v: Value) {
-    // Writing into a String cannot fail.
     match v {
         Value::Plus(reg, n) => push_plus(out, reg, n),
-        Value::BelowCfa(n) if n >= 0 => {
-            let _ = write!(out, ".cfa {n} - ^");
-        }
         Value::BelowCfa(n) => {
-            let _ = write!(out, ".cfa {} + ^", n.unsigned_abs());
+            out.push_str(".cfa ");
+            push_num(out, n.unsigned_abs());
+            out.push_str(if n >= 0 { " - ^" } else { " + ^" });
         }
         Value::At(reg, n) => {
             push_plus(out, reg, n);
@@ -62,14 +73,13 @@ pub(crate) fn push_value(out: &mut String, v: Value) {
 
 /// A postfix expression: its tokens, a space apart.
 pub(crate) fn push_tokens(out: &mut String, tokens: &[Token]) {
-    let mut digits = itoa::Buffer::new();
     for (i, t) in tokens.iter().enumerate() {
         if i > 0 {
             out.push(' ');
         }
         match *t {
             Token::Name(s) | Token::Op(s) => out.push_str(s),
-            Token::Num(n) => out.push_str(digits.format(n)),
+            Token::Num(n) => push_num(out, n),
         }
     }
 }
@@ -191,6 +201,32 @@ pub(crate) fn init_record(address: u64, len: u64, rules: &[(Key, Value)]) -> Str
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn numbers_are_written_as_fmt_writes_them() {
+        for v in [0u64, 1, 9, 10, 15, 16, 255, 0x1234_5678, u64::MAX] {
+            let mut hex = String::new();
+            push_hex(&mut hex, v);
+            assert_eq!(hex, format!("{v:x}"));
+        }
+        for n in [0i64, 1, -1, 16, -16, i64::MAX, i64::MIN] {
+            let mut plus = String::new();
+            push_value(&mut plus, Value::Plus("sp", n));
+            let want = match n {
+                0 => "sp".to_string(),
+                n if n > 0 => format!("sp {n} +"),
+                n => format!("sp {} -", n.unsigned_abs()),
+            };
+            assert_eq!(plus, want);
+            let mut below = String::new();
+            push_value(&mut below, Value::BelowCfa(n));
+            let want = match n {
+                n if n >= 0 => format!(".cfa {n} - ^"),
+                n => format!(".cfa {} + ^", n.unsigned_abs()),
+            };
+            assert_eq!(below, want);
+        }
+    }
 
     #[test]
     fn only_changes_are_written() {
