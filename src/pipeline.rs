@@ -135,14 +135,10 @@ fn read_object(
     } else {
         layout.load_address
     };
-    let mut cfi_warnings = Warnings::default();
-    let cfi = opts.cfi.then(|| {
-        let debug = debug_obj.as_ref();
-        unwind::extract(obj, debug, identity.arch, &layout, bias, &mut cfi_warnings)
-    });
+    let (cfi, cfi_warnings) = read_cfi(obj, debug_obj.as_ref(), identity.arch, &layout, bias, opts);
     drop(debug_obj);
     let mut sources = Sources::new(identity, debug_info, symbols, bias);
-    sources.cfi = cfi.flatten();
+    sources.cfi = cfi;
     Ok(ObjectRead {
         sources,
         cfi_warnings,
@@ -170,6 +166,24 @@ fn debug_file(
     let debug = located.file;
     let no_debug_info = located.search.filter(|_| debug.is_none());
     Ok((debug, no_debug_info))
+}
+
+/// The unwind tables of `obj` (and its debug file), unless `-c`; what indexing them
+/// found is told after the model's own warnings.
+fn read_cfi(
+    obj: &Object,
+    debug: Option<&Object>,
+    arch: &str,
+    layout: &Layout,
+    bias: u64,
+    opts: &Options,
+) -> (Option<unwind::CfiSource>, Warnings) {
+    let mut warnings = Warnings::default();
+    let cfi = match opts.cfi {
+        true => unwind::extract(obj, debug, arch, layout, bias, &mut warnings),
+        false => None,
+    };
+    (cfi, warnings)
 }
 
 /// The servers `search` could not use, as warnings of their kind.
@@ -296,17 +310,8 @@ fn pe_with_pdb(
     let layout = identity::layout(obj);
     let arch = identity.arch;
     let mut sources = pdb_sources(pdb_input, identity, opts, &mut warnings)?;
-    let mut cfi_warnings = Warnings::default();
-    if opts.cfi {
-        sources.cfi = unwind::extract(
-            obj,
-            None,
-            arch,
-            &layout,
-            layout.load_address,
-            &mut cfi_warnings,
-        );
-    }
+    let (cfi, cfi_warnings) = read_cfi(obj, None, arch, &layout, layout.load_address, opts);
+    sources.cfi = cfi;
     let module = build(sources, opts, &mut warnings);
     warnings.extend(cfi_warnings);
     Ok(Dump {

@@ -84,11 +84,24 @@ pub(crate) fn push_tokens(out: &mut String, tokens: &[Token]) {
     }
 }
 
-/// A DWARF rule's value as postfix.
-fn push_rule_value(out: &mut String, rule: &Rule) {
-    match rule {
-        Rule::Value(v) => push_value(out, *v),
-        Rule::Postfix(tokens) => push_tokens(out, tokens),
+/// A rule's value as the records write it: a row value, or a DWARF rule (a value or a
+/// translated expression). One writer of INIT and change records serves both.
+trait RuleValue: PartialEq {
+    fn push_to(&self, out: &mut String);
+}
+
+impl RuleValue for Value {
+    fn push_to(&self, out: &mut String) {
+        push_value(out, *self);
+    }
+}
+
+impl RuleValue for Rule {
+    fn push_to(&self, out: &mut String) {
+        match self {
+            Rule::Value(v) => push_value(out, *v),
+            Rule::Postfix(tokens) => push_tokens(out, tokens),
+        }
     }
 }
 
@@ -100,17 +113,47 @@ pub(crate) fn postfix_text(tokens: &[Token]) -> String {
     out
 }
 
-fn push_key_value(out: &mut String, key: Key, v: Value) {
+/// Appends ` <register>: <value>`.
+fn push_key<V: RuleValue>(out: &mut String, key: Key, v: &V) {
     out.push(' ');
     out.push_str(key.name());
     out.push_str(": ");
-    push_value(out, v);
+    v.push_to(out);
+}
+
+/// `STACK CFI INIT <address> <len>` and every rule.
+fn push_init<V: RuleValue>(line: &mut String, address: u64, len: u64, rules: &[(Key, V)]) {
+    begin_init(line, address, len);
+    for (k, v) in rules {
+        push_key(line, *k, v);
+    }
+}
+
+/// `STACK CFI <address>` and only what changed since `prev`; a rule that went back to its
+/// default (restore, restore_state) is written as the register's own value, or the
+/// walker would keep the old one.
+fn push_change<V: RuleValue>(
+    line: &mut String,
+    address: u64,
+    prev: &[(Key, V)],
+    current: &[(Key, V)],
+) {
+    begin_change(line, address);
+    for (k, v) in current {
+        if !prev.iter().any(|(pk, pv)| pk == k && pv == v) {
+            push_key(line, *k, v);
+        }
+    }
+    for (k, _) in prev {
+        if !current.iter().any(|(ck, _)| ck == k) {
+            push_key(line, *k, &Value::Reg(k.name()));
+        }
+    }
 }
 
 /// Writes `rows` (the first at the function's start) as an INIT record of `len` bytes
-/// and one record per change, naming only what changed; a rule that goes away is
-/// written as the register's own value. `address` turns a row's RVA into the address
-/// written.
+/// and one record per change, naming only what changed. `address` turns a row's RVA
+/// into the address written.
 pub(crate) fn write_rows(rows: &[Row], len: u32, address: impl Fn(u32) -> u64, out: &mut Vec<u8>) {
     let mut prev: &[(Key, Value)] = &[];
     let mut line = String::new();
@@ -118,22 +161,9 @@ pub(crate) fn write_rows(rows: &[Row], len: u32, address: impl Fn(u32) -> u64, o
         line.clear();
         let at = address(*rva);
         if i == 0 {
-            begin_init(&mut line, at, u64::from(len));
-            for &(k, v) in rules {
-                push_key_value(&mut line, k, v);
-            }
+            push_init(&mut line, at, u64::from(len), rules);
         } else {
-            begin_change(&mut line, at);
-            for &(k, v) in rules {
-                if !prev.contains(&(k, v)) {
-                    push_key_value(&mut line, k, v);
-                }
-            }
-            for &(k, _) in prev {
-                if !rules.iter().any(|r| r.0 == k) {
-                    push_key_value(&mut line, k, Value::Reg(k.name()));
-                }
-            }
+            push_change(&mut line, at, prev, rules);
         }
         line.push('\n');
         out.extend_from_slice(line.as_bytes());
@@ -142,11 +172,9 @@ pub(crate) fn write_rows(rows: &[Row], len: u32, address: impl Fn(u32) -> u64, o
 }
 
 /// The line (ending in a newline) for a DWARF CFI row at `address` whose rules are
-/// `current`: after a row whose rules were `prev`, a change record naming only what
-/// changed, a rule that went back to its default (restore, restore_state) written as the
-/// register's own value, or the walker would keep the old one; for the first row (`prev`
-/// is `None`), an INIT record of `len` bytes. False, with nothing written, when the rules
-/// did not change.
+/// `current`: after a row whose rules were `prev`, a change record; for the first row
+/// (`prev` is `None`), an INIT record of `len` bytes. False, with nothing written, when
+/// the rules did not change.
 pub(crate) fn row_line(
     line: &mut String,
     address: u64,
@@ -155,45 +183,18 @@ pub(crate) fn row_line(
     current: &[(Key, Rule)],
 ) -> bool {
     match prev {
-        None => {
-            begin_init(line, address, len);
-            for (key, rule) in current {
-                push_key_rule(line, *key, rule);
-            }
-        }
-        Some(prev) if prev != current => {
-            begin_change(line, address);
-            for (key, rule) in current {
-                if !prev.iter().any(|(k, r)| k == key && r == rule) {
-                    push_key_rule(line, *key, rule);
-                }
-            }
-            for (key, _) in prev {
-                if !current.iter().any(|(k, _)| k == key) {
-                    push_key_value(line, *key, Value::Reg(key.name()));
-                }
-            }
-        }
+        None => push_init(line, address, len, current),
+        Some(prev) if prev != current => push_change(line, address, prev, current),
         Some(_) => return false,
     }
     line.push('\n');
     true
 }
 
-fn push_key_rule(out: &mut String, key: Key, rule: &Rule) {
-    out.push(' ');
-    out.push_str(key.name());
-    out.push_str(": ");
-    push_rule_value(out, rule);
-}
-
 /// One `STACK CFI INIT` record holding for all of `[start, start + len)`.
 pub(crate) fn init_record(address: u64, len: u64, rules: &[(Key, Value)]) -> String {
     let mut line = String::new();
-    begin_init(&mut line, address, len);
-    for &(k, v) in rules {
-        push_key_value(&mut line, k, v);
-    }
+    push_init(&mut line, address, len, rules);
     line.push('\n');
     line
 }

@@ -114,10 +114,7 @@ fn by_build_id(
     search.build_id = Some(hex.clone());
     search.build_id_roots = roots.to_vec();
     for root in roots {
-        let candidate = root
-            .join(".build-id")
-            .join(&hex[..2])
-            .join(format!("{}.debug", &hex[2..]));
+        let candidate = super::build_id_path(root, &hex);
         search.tried.push(candidate.display().to_string());
         if let Some(found) = open_matching(&candidate, Some(id), None, warnings) {
             return Some(found);

@@ -68,11 +68,7 @@ fn candidates(link: &AltLink, source: &Path, debug_dirs: &[PathBuf]) -> Vec<Path
             .map(PathBuf::as_path)
             .chain([Path::new(SYSTEM_DEBUG_DIR)])
         {
-            candidates.push(
-                root.join(".build-id")
-                    .join(&hex[..2])
-                    .join(format!("{}.debug", &hex[2..])),
-            );
+            candidates.push(super::build_id_path(root, &hex));
         }
     }
     if let Some(name) = named.file_name() {

@@ -27,6 +27,14 @@ use crate::load::Input;
 /// The system-wide debug directory distributions install debug files into.
 pub const SYSTEM_DEBUG_DIR: &str = "/usr/lib/debug";
 
+/// Where a debug directory keeps the file of a build ID (`hex`, lower case, at least two
+/// digits): `<root>/.build-id/xx/yyyy.debug`, as GDB and distributions lay it out.
+fn build_id_path(root: &Path, hex: &str) -> PathBuf {
+    root.join(".build-id")
+        .join(&hex[..2])
+        .join(format!("{}.debug", &hex[2..]))
+}
+
 /// The search log of one module: where its debug information was looked for (a
 /// separate debug file, a dSYM, a PE's PDB), what was found there but could not be used,
 /// and which servers failed. `-v` lists it and the "no debug info" message quotes it.
