@@ -6,7 +6,7 @@ cd "$(dirname "$0")"
 fixtures=../fixtures
 # llvm-objcopy reads Mach-O too; GNU objcopy (binutils) is enough for the ELF seeds.
 objcopy=$(command -v llvm-objcopy || command -v objcopy || true)
-mkdir -p corpus/{dump,unwind_section,dwarf_expression,compact_unwind,link_sections,debug_info_stream,exidx,pe_unwind,pdb,demangle}
+mkdir -p corpus/{dump,unwind_section,dwarf_expression,compact_unwind,link_sections,debug_info_stream,exidx,pe_unwind,pdb,demangle,demangle_swift}
 
 tmp=$(mktemp)
 out=$(mktemp)
@@ -123,3 +123,18 @@ printf '\x02NvCs123_5crate3foo||' > corpus/demangle/rust-v0
 printf '\x03N3std2io5stdio6_print17h0123456789abcdefE||' > corpus/demangle/rust-legacy
 
 for t in corpus/*; do echo "$(basename "$t"): $(ls "$t" | wc -l) seeds"; done
+
+# Swift names: every mangling of Swift's own test suite in fixtures/swift/manglings.txt,
+# as a prefix-picking byte (see fuzzing.rs) and the rest of the name.
+python3 - "$fixtures/swift/manglings.txt" corpus/demangle_swift <<'PY'
+import hashlib, sys
+prefixes = ["$s", "_$s", "$S", "_T0", "$e"]
+for line in open(sys.argv[1], encoding="utf-8"):
+    name = line.split(" ", 1)[0]
+    for i, prefix in enumerate(prefixes):
+        if name.startswith(prefix):
+            data = bytes([i]) + name[len(prefix):].encode()
+            with open(f"{sys.argv[2]}/{hashlib.sha1(data).hexdigest()}", "wb") as out:
+                out.write(data)
+            break
+PY

@@ -209,6 +209,33 @@ pub fn demangle(data: &[u8]) {
     }
 }
 
+/// Swift's demangler (a C++ library) on any name with a Swift prefix: the first byte
+/// picks the prefix. It must return, within its allocation budget, whatever the name
+/// (see `src/demangle/swift_guard.cpp`), with a name or nothing, the same each time.
+/// Where `DUMPSYMS_SWIFT_HELPER_EXE` names a `dumpsyms` executable, names go to its
+/// helper process as the command sends them (names that exhaust memory through malloc
+/// are contained there and only there); otherwise they are demangled here.
+pub fn demangle_swift(data: &[u8]) {
+    let Some((&pick, rest)) = data.split_first() else {
+        return;
+    };
+    static HELPER: std::sync::Once = std::sync::Once::new();
+    HELPER.call_once(|| {
+        if let Some(exe) = std::env::var_os("DUMPSYMS_SWIFT_HELPER_EXE") {
+            crate::demangle::swift_helper::isolate(exe.into());
+        }
+    });
+    let prefix = ["$s", "_$s", "$S", "_T0", "$e"][usize::from(pick % 5)];
+    let name = format!("{prefix}{}", String::from_utf8_lossy(rest));
+    let read = |name: &str| match crate::demangle::swift_helper::demangle(name) {
+        Some(answer) => answer,
+        None => crate::demangle::swift::demangle_here(name),
+    };
+    let out = read(&name);
+    assert!(out.as_ref().is_none_or(|n| !n.is_empty()), "{name:?}");
+    assert_eq!(out, read(&name), "{name:?} read two ways");
+}
+
 /// Dumps `bytes` and checks what is written as [`dump`] does; the bytes written (0 when
 /// the dump failed).
 fn dump_checked(bytes: Vec<u8>) -> usize {
@@ -257,6 +284,7 @@ fn check_records(out: &[u8]) {
 /// small stack, an input that changes while mapped, a tree walk over files that change
 /// their kind.
 pub mod internals {
+    pub use crate::demangle::swift::demangle_here as demangle_swift_here;
     pub use crate::demangle::{Lang, demangle};
     pub use crate::load::Input;
     pub use crate::tree::{Role, files, role};

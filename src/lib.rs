@@ -188,15 +188,44 @@ pub fn dump_bytes(name: &str, bytes: Vec<u8>, opts: &Options) -> Result<Dump, Er
     on_workers.map_err(|e| Error::new(Path::new(name), ErrorKind::Threads(e)))?
 }
 
+/// Makes this process hand Swift names to helper processes started from `exe` (the
+/// `dumpsyms` executable, or any that calls [`serve_swift_names`] when its first
+/// argument is [`SWIFT_HELPER_ARG`]): Swift's demangler is a C++ library that malformed
+/// names can crash or exhaust memory with, so it runs nowhere else. The `dumpsyms`
+/// command does this; without it Swift names are left raw.
+#[doc(hidden)]
+pub fn isolate_swift_demangler(exe: PathBuf) {
+    demangle::swift_helper::isolate(exe);
+}
+
+/// The first argument that starts the executable as a Swift-name helper.
+#[doc(hidden)]
+pub const SWIFT_HELPER_ARG: &str = demangle::swift_helper::HELPER_ARG;
+
+/// Serves Swift names on standard input and output until input ends (see
+/// [`isolate_swift_demangler`]); the process's exit code.
+#[doc(hidden)]
+pub fn serve_swift_names() -> u8 {
+    demangle::swift_helper::serve()
+}
+
 /// One warning for the names left mangled because they are longer than a compiler
-/// writes ([`demangle::too_deep`]): counted on the finished model, so that every reader
-/// that names things (symbol tables, exports, DWARF, PDB) is covered by one check.
+/// writes ([`demangle::too_deep`]), and one for the Swift names Swift's demangler could
+/// not read: counted on the finished model, so that every reader that names things
+/// (symbol tables, exports, DWARF, PDB) is covered by one check.
 fn warn_of_deep_names(mut dump: Dump) -> Dump {
     let m = &dump.module;
     let names = m.functions.iter().map(|f| f.name.as_str());
     let names = names.chain(m.publics.iter().map(|p| p.name.as_str()));
     let names = names.chain(m.origins.iter().map(String::as_str));
-    let deep = names.filter(|n| demangle::too_deep(n)).count();
+    let (mut deep, mut swift) = (0, 0);
+    for name in names {
+        if demangle::too_deep(name) {
+            deep += 1;
+        } else if demangle::is_swift(name) {
+            swift += 1;
+        }
+    }
     if deep > 0 {
         dump.warnings.push(
             WarningKind::Names,
@@ -204,6 +233,18 @@ fn warn_of_deep_names(mut dump: Dump) -> Dump {
                 "{deep} name(s) left mangled: longer than any compiler writes, they could nest \
              deeper than a demangler may safely follow"
             ),
+        );
+    }
+    if swift > 0 {
+        let why = if demangle::swift_helper::isolated() {
+            "Swift's demangler could not read them"
+        } else {
+            "Swift's demangler runs only in a helper process, which this program starts \
+             none of (dumpsyms::isolate_swift_demangler)"
+        };
+        dump.warnings.push(
+            WarningKind::Names,
+            format!("{swift} Swift name(s) left mangled: {why}"),
         );
     }
     dump

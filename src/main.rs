@@ -18,6 +18,17 @@ use cli::{Cli, Mode, Run};
 static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
 fn main() -> ExitCode {
+    if std::env::args_os()
+        .nth(1)
+        .is_some_and(|a| a == dumpsyms::SWIFT_HELPER_ARG)
+    {
+        return ExitCode::from(dumpsyms::serve_swift_names());
+    }
+    // Swift's demangler runs in helper copies of this executable (src/demangle/
+    // swift_helper.rs).
+    if let Ok(exe) = std::env::current_exe() {
+        dumpsyms::isolate_swift_demangler(exe);
+    }
     let run = match Cli::parse().into_run() {
         Ok(run) => run,
         Err(refused) => {

@@ -20,9 +20,9 @@ pub struct Symbol {
 }
 
 impl Symbol {
-    /// True for C++ (Itanium and MSVC) and Rust mangled names.
+    /// True for C++ (Itanium and MSVC), Rust and Swift mangled names.
     pub fn is_mangled(&self) -> bool {
-        self.raw.starts_with("_Z") || self.raw.starts_with("_R") || self.raw.starts_with('?')
+        crate::demangle::looks_mangled(&self.raw) || self.raw.starts_with('?')
     }
 
     /// The demangled, writable name; `None` when nothing printable is left. An ELF
@@ -53,11 +53,12 @@ pub fn has_symtab(obj: &Object) -> bool {
 
 /// Defined function symbols of `.symtab`, or of `.dynsym` when there is no `.symtab`, in
 /// symbol-table order, that lie in the code of `layout`. Mach-O names lose the leading
-/// underscore the C ABI adds.
+/// underscore the C ABI adds, x86 COFF names their calling-convention decoration.
 pub fn function_symbols(obj: &Object, layout: &crate::identity::Layout) -> Vec<Symbol> {
     let reading = Reading {
         thumb: obj.file.architecture() == Architecture::Arm,
         macho: obj.file.format() == object::BinaryFormat::MachO,
+        x86_coff: identity::is_x86_coff(obj),
         opd: FunctionDescriptors::of(obj),
         layout,
     };
@@ -78,6 +79,9 @@ struct Reading<'a, 'l> {
     thumb: bool,
     /// Mach-O: C names carry a leading underscore.
     macho: bool,
+    /// 32-bit x86 PE/COFF: names carry the C underscore and stdcall and fastcall
+    /// decorations (`_f`, `_f@8`, `@f@8`).
+    x86_coff: bool,
     opd: Option<FunctionDescriptors<'a>>,
     layout: &'l crate::identity::Layout,
 }
@@ -106,12 +110,18 @@ impl Reading<'_, '_> {
         if self.macho {
             raw = raw.strip_prefix(b"_").unwrap_or(raw);
         }
+        let mut raw = String::from_utf8_lossy(raw);
+        if self.x86_coff {
+            raw = crate::demangle::x86::undecorate_symbol(&raw)
+                .to_string()
+                .into();
+        }
         if raw.is_empty() {
             return None;
         }
         Some(Symbol {
             address,
-            raw: String::from_utf8_lossy(raw).into_owned(),
+            raw: raw.into_owned(),
         })
     }
 }
@@ -168,18 +178,24 @@ impl<'a> FunctionDescriptors<'a> {
 }
 
 /// The exports of `obj` that point into its code, with their names' allowance (see
-/// [`Exports`]).
+/// [`Exports`]). A 32-bit image exports names as the compiler wrote them, stdcall
+/// and fastcall decorations included (unless linked with `--kill-at` or a `.def`
+/// file): they come off, as in the symbol table.
 pub(crate) fn pe_exports(obj: &Object) -> Option<Exports> {
     let exports = obj.file.exports().ok()?;
     let layout = identity::layout(obj);
+    let x86 = identity::is_x86_coff(obj);
     let mut entries = Vec::new();
     for e in exports.flatten() {
-        let object::read::NameOrOrdinal::Name(raw) = e.name() else {
+        let object::read::NameOrOrdinal::Name(mut raw) = e.name() else {
             continue;
         };
         let object::read::ExportTarget::Address { address: va } = e.target() else {
             continue;
         };
+        if x86 && let Ok(name) = std::str::from_utf8(raw) {
+            raw = crate::demangle::x86::undecorate_linkage(name).as_bytes();
+        }
         if layout.code_span_end(va).is_some() {
             entries.push((va, raw.to_vec()));
         }

@@ -1,5 +1,6 @@
 //! Hostile inputs and hostile surroundings: crafted PE, PDB and Mach-O files (made by
-//! fixtures/regress/make_hostile.py), names built to escape the store or the terminal,
+//! fixtures/regress/make_hostile.py), an ELF file of Swift names that break Swift's
+//! demangler (fixtures/swift/make.sh), names built to escape the store or the terminal,
 //! files that change while they are read, and servers that misbehave. Each case was
 //! reproduced against the commit before these fixes; the comments say what it cost.
 

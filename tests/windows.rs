@@ -15,7 +15,7 @@ fn windows() -> PathBuf {
 }
 
 /// The fixtures with an llvm-symbolizer oracle: `(directory, image)`.
-const IMAGES: [(&str, &str); 8] = [
+const IMAGES: [(&str, &str); 9] = [
     ("msvc-x86_64", "app.exe"),
     ("msvc-x86_64-Od", "app.exe"),
     ("msvc-x86_64-icf", "app.exe"),
@@ -24,6 +24,7 @@ const IMAGES: [(&str, &str); 8] = [
     ("msvc-aarch64-Od", "app.exe"),
     ("mingw-x86_64", "app.exe"),
     ("mingw-i686", "app.exe"),
+    ("mingw-i686-crt", "app.exe"),
 ];
 
 fn dump(args: &[&str]) -> String {
@@ -48,13 +49,18 @@ fn llvm_name(name: &str) -> String {
     n.replace(" dtor'", " destructor'")
 }
 
-/// c++filt keeps 32-bit GCC's `__stdcall`/`__fastcall` decoration around a demangled
-/// name (`std_call(int, int, int)@12`, `@fast_call(int, int)@8`), as if it were an ELF
-/// symbol version; we write the name without it, as DIA undecorates C names.
+/// addr2line names 32-bit functions by their linkage names, which keep GCC's
+/// `__stdcall`/`__fastcall` decoration (`area@8`, `@perimeter@8`), and c++filt keeps it
+/// around a demangled name (`std_call(int, int, int)@12`, `@fast_call(int, int)@8`), as
+/// if it were an ELF symbol version; we write names without it, as DIA undecorates them.
 fn gnu_name(name: &str) -> String {
     let name = name.strip_prefix('@').unwrap_or(name);
-    match name.rsplit_once(")@") {
-        Some((body, n)) if n.bytes().all(|b| b.is_ascii_digit()) => format!("{body})"),
+    match name.rsplit_once('@') {
+        Some((body, n))
+            if !body.is_empty() && !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) =>
+        {
+            body.to_string()
+        }
         _ => name.to_string(),
     }
 }
@@ -71,7 +77,9 @@ fn read_oracle(path: &Path) -> Vec<OracleRow> {
                 .map(|k| {
                     (
                         gnu_name(&llvm_name(cols[2 + 3 * k])),
-                        cols[3 + 3 * k].to_string(),
+                        // The C runtime's paths as built (`/build/./mingw-w64-crt`): we
+                        // write them without the `.` segment.
+                        cols[3 + 3 * k].replace("/./", "/"),
                         cols[4 + 3 * k].parse().unwrap(),
                     )
                 })
@@ -906,5 +914,63 @@ fn module_and_code_id_match_the_headers() {
             format!("INFO CODE_ID {stamp:08X}{size:X} {image}"),
             "{dir}"
         );
+    }
+}
+
+/// 32-bit MinGW names carry their calling convention's decoration in DWARF (`area@8`,
+/// `@perimeter@8`, the C runtime's `__dyn_tls_init@12`) and in the COFF symbol table
+/// (`_area@8`, `_mainCRTStartup`): none of it is written, with or without debug info.
+#[test]
+fn no_x86_decoration_reaches_a_name() {
+    let dir = windows().join("mingw-i686-crt");
+    for (image, record, names) in [
+        (
+            "app.exe",
+            "FUNC",
+            &[
+                "area",
+                "perimeter",
+                "plain",
+                "main",
+                "__dyn_tls_init",
+                "_gnu_exception_handler",
+            ][..],
+        ),
+        (
+            "app-nodebug.exe",
+            "PUBLIC",
+            &[
+                "area",
+                "perimeter",
+                "plain",
+                "main",
+                "__dyn_tls_init",
+                "mainCRTStartup",
+            ][..],
+        ),
+    ] {
+        let text = dump(&[dir.join(image).to_str().unwrap()]);
+        let sym = parse(&text);
+        let all: Vec<&str> = sym
+            .funcs
+            .iter()
+            .map(|f| f.name.as_str())
+            .chain(sym.publics.iter().map(|p| p.1.as_str()))
+            .collect();
+        assert!(all.len() > 100, "{image}: {} names", all.len());
+        for name in &all {
+            let decorated = name.starts_with('@')
+                || name
+                    .rsplit_once('@')
+                    .is_some_and(|(_, n)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
+            assert!(!decorated, "{image}: {name}");
+        }
+        for want in names {
+            let found = match record {
+                "FUNC" => sym.funcs.iter().any(|f| f.name == *want),
+                _ => sym.publics.iter().any(|p| p.1 == *want),
+            };
+            assert!(found, "{image}: no {record} named {want}");
+        }
     }
 }

@@ -8,6 +8,12 @@ use rustc_hash::FxHasher;
 
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 mod gnu;
+pub mod swift;
+pub mod swift_helper;
+mod swift_sugar;
+pub mod x86;
+
+pub use swift::is_swift;
 
 /// The source language a name came from, when known (from `DW_AT_language`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -18,8 +24,9 @@ pub enum Lang {
     Other,
 }
 
-/// Demangles a linkage name: Rust (v0 and legacy, without the hash) or Itanium C++ (with
-/// the parameter list, like Breakpad's dumper). C++ names are read by GNU's demangler
+/// Demangles a linkage name: Rust (v0 and legacy, without the hash), Itanium C++ (with
+/// the parameter list, like Breakpad's dumper), MSVC C++, or Swift (as `swift demangle`
+/// prints it, like Mozilla's dumper). C++ names are read by GNU's demangler
 /// where the platform's C++ runtime has it (glibc Linux), so that they read as `c++filt`
 /// and Breakpad show them, else (and for what GNU's rejects) by cpp_demangle. Names that
 /// are not mangled, that no demangler accepts, or that nest deeper than a demangler may
@@ -53,7 +60,7 @@ const MAX_LEN: usize = 64 << 10;
 pub fn too_deep(raw: &str) -> bool {
     if raw.starts_with('?') {
         raw.len() > MSVC_MAX_LEN
-    } else if raw.starts_with("_Z") || raw.starts_with("_R") || raw.starts_with("@_Z") {
+    } else if raw.starts_with("_Z") || raw.starts_with("_R") || is_swift(raw) {
         raw.len() > MAX_LEN
     } else {
         false
@@ -64,7 +71,9 @@ pub fn too_deep(raw: &str) -> bool {
 /// level of nesting. A level costs the MSVC demangler up to ~5 KiB of stack in an
 /// unoptimized build (measured: a pointer chain of 200 levels overflowed 2 MiB); GNU's
 /// parses into arrays of ~72 bytes per byte of name and recurses once per level;
-/// cpp_demangle stops at 128 levels and rustc-demangle at 500. On the CLI's 8 MiB
+/// cpp_demangle stops at 128 levels and rustc-demangle at 500; Swift's recurses once per
+/// level while parsing (a 63 KB name nested 21,000 deep needed 4 to 8 MiB optimized:
+/// `deep_swift_names_stay_on_the_stack`). On the CLI's 8 MiB
 /// workers a name of up to a few KiB needs no new stack, so the common case costs a
 /// comparison.
 pub(super) fn stack_for(raw: &str) -> usize {
@@ -72,14 +81,21 @@ pub(super) fn stack_for(raw: &str) -> usize {
     if raw.starts_with('?') {
         let per_byte = if debug { 8 << 10 } else { 2 << 10 };
         raw.len() * per_byte + (64 << 10)
+    } else if is_swift(raw) && debug {
+        raw.len() * SWIFT_DEBUG_PER_BYTE + (4 << 20)
     } else {
         raw.len() * 256 + if debug { 4 << 20 } else { 512 << 10 }
     }
 }
 
+/// Swift's demangler compiled without optimization (debug builds of dumpsyms) uses
+/// larger frames: the 63 KB name of `deep_swift_names_stay_on_the_stack` overflowed at
+/// 1 KiB a byte and not at 4.
+const SWIFT_DEBUG_PER_BYTE: usize = 4 << 10;
+
 fn demangle_unbounded(raw: &str, lang: Lang) -> String {
-    if let Some(inner) = strip_x86_decoration(raw) {
-        return demangle_unbounded(inner, lang);
+    if is_swift(raw) {
+        return swift::demangle(raw).unwrap_or_else(|| raw.to_string());
     }
     if (raw.starts_with("_R") || (raw.starts_with("_ZN") && lang == Lang::Rust))
         && let Ok(d) = rustc_demangle::try_demangle(raw)
@@ -116,17 +132,6 @@ fn demangle_unbounded(raw: &str, lang: Lang) -> String {
     raw.to_string()
 }
 
-/// 32-bit Windows GCC decorates C++ names of `__stdcall` and `__fastcall` functions
-/// like C ones (`_Z8std_calliii@12`, `@_Z9fast_callii@8`): the mangled name inside.
-fn strip_x86_decoration(raw: &str) -> Option<&str> {
-    let (body, suffix) = raw.rsplit_once('@')?;
-    if suffix.is_empty() || !suffix.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    let body = body.strip_prefix('@').unwrap_or(body);
-    body.starts_with("_Z").then_some(body)
-}
-
 /// An MSVC decorated name (`?f@ns@@YAHH@Z`) as a function name: scope, name and
 /// parameters, with the const/volatile of methods, but no return type, calling
 /// convention, access or `virtual`/`static`, and no `struct`/`class` keywords before
@@ -145,6 +150,12 @@ fn msvc(raw: &str) -> Option<String> {
     msvc_demangler::demangle(raw, flags)
         .ok()
         .filter(|d| !d.is_empty())
+}
+
+/// True for a name that starts like a Rust, Itanium C++ or Swift mangling (what a
+/// linkage name in DWARF or an ELF or Mach-O symbol may be).
+pub fn looks_mangled(raw: &str) -> bool {
+    raw.starts_with("_Z") || raw.starts_with("_R") || is_swift(raw)
 }
 
 type FxBuild = BuildHasherDefault<FxHasher>;
@@ -173,15 +184,35 @@ const SHARDS: usize = 16;
 /// would otherwise be demangled hundreds of times (a fifth of a large dump's time).
 #[derive(Default)]
 pub struct Cache {
+    /// The names are an x86 COFF image's: they may carry stdcall and fastcall
+    /// decorations ([`x86::undecorate_linkage`]).
+    x86_coff: bool,
     /// By language (names from Rust units are read as Rust first), then by hash.
     shards: [[Shard; SHARDS]; 2],
 }
 
 impl Cache {
+    /// A cache for the linkage names of one image; `x86_coff` for a 32-bit x86 PE.
+    pub fn new(x86_coff: bool) -> Self {
+        Cache {
+            x86_coff,
+            ..Cache::default()
+        }
+    }
+
+    /// `raw` without the calling-convention decoration of its image's names, if any:
+    /// what [`Cache::demangle`] is to be given.
+    pub fn undecorate<'r>(&self, raw: &'r str) -> &'r str {
+        if self.x86_coff {
+            x86::undecorate_linkage(raw)
+        } else {
+            raw
+        }
+    }
+
     /// [`demangle`], once per distinct name while the budget allows.
     pub fn demangle(&self, raw: &str, lang: Lang) -> Arc<str> {
-        // `@_Z...@8`: 32-bit Windows GCC's fastcall decoration (see `demangle`).
-        if !raw.starts_with("_Z") && !raw.starts_with("_R") && !raw.starts_with("@_Z") {
+        if !looks_mangled(raw) {
             return raw.into();
         }
         let key = xxhash_rust::xxh3::xxh3_128(raw.as_bytes());
@@ -285,6 +316,30 @@ mod tests {
     }
 
     #[test]
+    fn x86_coff_names_lose_their_decoration_first() {
+        let coff = Cache::new(true);
+        let elf = Cache::default();
+        for (raw, name) in [
+            ("_Z8std_calliii@12", "std_call(int, int, int)"),
+            ("@_Z9fast_callii@8", "fast_call(int, int)"),
+            ("sc@8", "sc"),
+        ] {
+            assert_eq!(&*coff.demangle(coff.undecorate(raw), Lang::Other), name);
+            // In ELF an `@` starts a symbol version: the name is left as it is.
+            assert_eq!(elf.undecorate(raw), raw);
+        }
+    }
+
+    #[test]
+    fn swift_names_stay_raw_without_a_helper() {
+        let cache = Cache::default();
+        assert_eq!(
+            &*cache.demangle("$s7example1fyyYaKF", Lang::Other),
+            "$s7example1fyyYaKF"
+        );
+    }
+
+    #[test]
     fn sanitize_removes_newlines_and_empties() {
         assert_eq!(sanitize("a\nb"), Some("a b".into()));
         assert_eq!(sanitize(" \t\n"), None);
@@ -316,14 +371,48 @@ mod msvc_tests {
             "geo::Sq::area(void) const"
         );
         assert_eq!(demangle("?bad", Lang::Other), "?bad");
-        assert_eq!(
-            demangle("_Z8std_calliii@12", Lang::Other),
-            "std_call(int, int, int)"
-        );
-        assert_eq!(
-            demangle("@_Z9fast_callii@8", Lang::Other),
-            "fast_call(int, int)"
-        );
         assert_eq!(demangle("plain@12", Lang::Other), "plain@12");
+    }
+}
+
+#[cfg(test)]
+mod swift_stack_tests {
+    use super::*;
+
+    /// Swift names nested as deep as their length allows, demangled on a thread with a
+    /// small stack: the stack is grown to what `stack_for` allows, and that must hold.
+    #[test]
+    fn deep_swift_names_stay_on_the_stack() {
+        for (open, inner, close) in [
+            ("Say", "Si", "G"),
+            ("Sq", "Si", ""),
+            ("y", "Si", "c"),
+            ("T", "Si", "_t"),
+        ] {
+            for depth in [100, 1_000, 10_000, 21_000] {
+                let name = format!(
+                    "$s1a1fyy{}{}{}F",
+                    open.repeat(depth),
+                    inner,
+                    close.repeat(depth)
+                );
+                // As the helper process runs it (swift_helper::serve).
+                let out = std::thread::Builder::new()
+                    .stack_size(256 << 10)
+                    .spawn(move || {
+                        let need = stack_for(&name);
+                        stacker::maybe_grow(need, need, || swift::demangle_here(&name))
+                    })
+                    .unwrap()
+                    .join()
+                    .unwrap();
+                // Reaching here is the test (an overflow ends the process); beyond the
+                // printer's 768 levels a name may stay raw.
+                assert!(
+                    depth > 100 || open != "Say" || out.is_some(),
+                    "{open} x {depth}"
+                );
+            }
+        }
     }
 }

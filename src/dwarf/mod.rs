@@ -211,7 +211,7 @@ pub(crate) fn extract(
         .as_ref()
         .map(|sup| sup_index(sup, layout, companions, opts))
         .unwrap_or_default();
-    let demangled = crate::demangle::Cache::default();
+    let demangled = crate::demangle::Cache::new(crate::identity::is_x86_coff(obj));
     let origins = Origins::default();
     let job = Job {
         demangled: &demangled,

@@ -157,11 +157,12 @@ impl<'a> DieIndex<'_, 'a> {
                 Ok(s) => std::borrow::Cow::Borrowed(s),
                 Err(_) => String::from_utf8_lossy(raw),
             };
+            let raw = self.demangled.map_or(&*raw, |cache| cache.undecorate(&raw));
             let demangled: Arc<str> = match self.demangled {
-                Some(cache) => cache.demangle(&raw, lang),
-                None => demangle(&raw, lang).into(),
+                Some(cache) => cache.demangle(raw, lang),
+                None => demangle(raw, lang).into(),
             };
-            let failed = *demangled == *raw && (raw.starts_with("_Z") || raw.starts_with("_R"));
+            let failed = *demangled == *raw && crate::demangle::looks_mangled(raw);
             if !failed {
                 return Ok(Some(ResolvedName {
                     name: demangled,
@@ -172,7 +173,7 @@ impl<'a> DieIndex<'_, 'a> {
             // there is one; otherwise the raw symbol still identifies the function.
             if named.is_none() {
                 return Ok(Some(ResolvedName {
-                    name: Arc::from(&*raw),
+                    name: Arc::from(raw),
                     from_linkage: true,
                 }));
             }

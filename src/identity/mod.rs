@@ -54,6 +54,13 @@ impl Layout {
     }
 }
 
+/// True for a 32-bit x86 PE or COFF file, whose names carry calling-convention
+/// decorations ([`crate::demangle::x86`]).
+pub fn is_x86_coff(obj: &Object) -> bool {
+    matches!(obj.file.format(), BinaryFormat::Pe | BinaryFormat::Coff)
+        && obj.file.architecture() == Architecture::I386
+}
+
 /// Breakpad's architecture name for the machine type.
 pub fn arch_name(obj: &Object) -> &'static str {
     if obj.file.format() == BinaryFormat::MachO {

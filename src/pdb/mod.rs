@@ -228,7 +228,7 @@ fn publics(
         };
         let raw = p.name.to_string();
         let raw = if x86 {
-            undecorate_c(&raw).to_string()
+            crate::demangle::x86::undecorate_symbol(&raw).to_string()
         } else {
             raw.into_owned()
         };
@@ -240,42 +240,9 @@ fn publics(
     out
 }
 
-/// An x86 C name without the decoration the calling convention adds: `_f` (cdecl),
-/// `_f@8` (stdcall), `@f@8` (fastcall) are all `f`, as DIA undecorates them. C++ names
-/// (`?f@@YAHH@Z`) are left to the demangler.
-pub fn undecorate_c(name: &str) -> &str {
-    let strip_suffix = |n: &'_ str| -> usize {
-        match n.rfind('@') {
-            Some(i)
-                if i > 0 && n[i + 1..].bytes().all(|b| b.is_ascii_digit()) && i + 1 < n.len() =>
-            {
-                i
-            }
-            _ => n.len(),
-        }
-    };
-    if let Some(rest) = name.strip_prefix('_') {
-        return &rest[..strip_suffix(rest)];
-    }
-    if let Some(rest) = name.strip_prefix('@') {
-        return &rest[..strip_suffix(rest)];
-    }
-    name
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn c_decorations() {
-        assert_eq!(undecorate_c("_main"), "main");
-        assert_eq!(undecorate_c("_WinMain@16"), "WinMain");
-        assert_eq!(undecorate_c("@fast@8"), "fast");
-        assert_eq!(undecorate_c("?f@@YAHH@Z"), "?f@@YAHH@Z");
-        assert_eq!(undecorate_c("_a@b"), "a@b");
-        assert_eq!(undecorate_c("plain"), "plain");
-    }
 
     #[test]
     fn magic() {
