@@ -20,6 +20,7 @@
 use std::io::{self, Read, Write};
 use std::path::PathBuf;
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -44,47 +45,75 @@ struct Helper {
     child: Child,
     to: ChildStdin,
     from: ChildStdout,
+    /// Bytes read from the helper and not yet taken.
+    pending: Vec<u8>,
 }
 
-struct State {
-    exe: PathBuf,
+/// One helper slot of the pool; a helper is started on first use.
+#[derive(Default)]
+struct Slot {
     helper: Option<Helper>,
-    deaths: usize,
 }
 
-static STATE: OnceLock<Mutex<State>> = OnceLock::new();
+struct Pool {
+    exe: PathBuf,
+    /// One slot per worker thread, so that workers do not wait on each other's round
+    /// trips (a name takes ~5 µs to demangle, and as much again to pass both ways).
+    slots: Vec<Mutex<Slot>>,
+    deaths: AtomicUsize,
+}
+
+static POOL: OnceLock<Pool> = OnceLock::new();
 
 /// Sends the process's Swift names to helpers started from `exe` (the `dumpsyms`
 /// executable, which must answer [`HELPER_ARG`] with [`serve`]).
 pub fn isolate(exe: PathBuf) {
-    let _ = STATE.set(Mutex::new(State {
+    let slots = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
+    let _ = POOL.set(Pool {
         exe,
-        helper: None,
-        deaths: 0,
-    }));
+        slots: (0..slots).map(|_| Mutex::new(Slot::default())).collect(),
+        deaths: AtomicUsize::new(0),
+    });
 }
 
 /// True once [`isolate`] was called.
 pub fn isolated() -> bool {
-    STATE.get().is_some()
+    POOL.get().is_some()
 }
 
 /// The helper's answer for `raw` (`None` inside when it cannot read the name, or the
 /// helper failed); `None` when this process starts no helper.
 pub fn demangle(raw: &str) -> Option<Option<String>> {
-    let state = STATE.get()?;
-    // A poisoned lock only means a caller panicked; the state is still whole.
-    let mut state = state.lock().unwrap_or_else(|e| e.into_inner());
-    Some(state.ask(raw))
+    let pool = POOL.get()?;
+    if pool.deaths.load(Ordering::Relaxed) >= MAX_DEATHS {
+        return Some(None);
+    }
+    // A free slot if there is one, else this thread's own.
+    let mut slot = pool
+        .slots
+        .iter()
+        .find_map(|s| s.try_lock().ok())
+        .unwrap_or_else(|| {
+            let mine = &pool.slots[thread_number() % pool.slots.len()];
+            // A poisoned lock only means a caller panicked; the slot is still whole.
+            mine.lock().unwrap_or_else(|e| e.into_inner())
+        });
+    Some(slot.ask(pool, raw))
 }
 
-impl State {
-    fn ask(&mut self, raw: &str) -> Option<String> {
-        if self.deaths >= MAX_DEATHS {
-            return None;
-        }
+/// A small number for this thread, to spread waiting threads over the slots.
+fn thread_number() -> usize {
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    thread_local! {
+        static MINE: usize = NEXT.fetch_add(1, Ordering::Relaxed);
+    }
+    MINE.with(|n| *n)
+}
+
+impl Slot {
+    fn ask(&mut self, pool: &Pool, raw: &str) -> Option<String> {
         if self.helper.is_none() {
-            self.helper = self.start();
+            self.helper = start(pool);
         }
         let answer = self.helper.as_mut()?.ask(raw);
         answer.unwrap_or_else(|_| {
@@ -92,34 +121,39 @@ impl State {
                 let _ = dead.child.kill();
                 let _ = dead.child.wait();
             }
-            self.deaths += 1;
+            pool.deaths.fetch_add(1, Ordering::Relaxed);
             None
         })
     }
+}
 
-    fn start(&mut self) -> Option<Helper> {
-        let started = Command::new(&self.exe)
-            .arg(HELPER_ARG)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn();
-        match started {
-            Ok(mut child) => {
-                let to = child.stdin.take()?;
-                let from = child.stdout.take()?;
-                Some(Helper { child, to, from })
-            }
-            Err(_) => {
-                // No helper can be started: no more attempts.
-                self.deaths = MAX_DEATHS;
-                None
-            }
+fn start(pool: &Pool) -> Option<Helper> {
+    let started = Command::new(&pool.exe)
+        .arg(HELPER_ARG)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn();
+    match started {
+        Ok(mut child) => {
+            let to = child.stdin.take()?;
+            let from = child.stdout.take()?;
+            Some(Helper {
+                child,
+                to,
+                from,
+                pending: Vec::new(),
+            })
+        }
+        Err(_) => {
+            // No helper can be started: no more attempts.
+            pool.deaths.store(MAX_DEATHS, Ordering::Relaxed);
+            None
         }
     }
 }
 
-impl Drop for State {
+impl Drop for Slot {
     fn drop(&mut self) {
         if let Some(mut helper) = self.helper.take() {
             let _ = helper.child.kill();
@@ -131,28 +165,45 @@ impl Drop for State {
 impl Helper {
     fn ask(&mut self, raw: &str) -> io::Result<Option<String>> {
         let len = u32::try_from(raw.len()).map_err(|_| io::ErrorKind::InvalidInput)?;
-        self.to.write_all(&len.to_le_bytes())?;
-        self.to.write_all(raw.as_bytes())?;
-        self.to.flush()?;
+        // One write: a request in two would wake the helper twice.
+        let mut request = Vec::with_capacity(4 + raw.len());
+        request.extend_from_slice(&len.to_le_bytes());
+        request.extend_from_slice(raw.as_bytes());
+        self.to.write_all(&request)?;
         let deadline = Instant::now() + WAIT;
-        let mut head = [0u8; 5];
-        read_by(&mut self.from, &mut head, deadline)?;
-        let len = u32::from_le_bytes([head[1], head[2], head[3], head[4]]) as usize;
+        self.fill(5, deadline)?;
+        let head = &self.pending[..5];
+        let (ok, len) = (
+            head[0] == 1,
+            u32::from_le_bytes([head[1], head[2], head[3], head[4]]),
+        );
+        let len = len as usize;
         if len > MAX_MESSAGE {
             return Err(io::ErrorKind::InvalidData.into());
         }
-        let mut name = vec![0; len];
-        read_by(&mut self.from, &mut name, deadline)?;
-        Ok((head[0] == 1).then(|| String::from_utf8_lossy(&name).into_owned()))
+        self.fill(5 + len, deadline)?;
+        let name = ok.then(|| String::from_utf8_lossy(&self.pending[5..5 + len]).into_owned());
+        self.pending.drain(..5 + len);
+        Ok(name)
+    }
+
+    /// Reads until `want` bytes are pending, or fails once `deadline` has passed.
+    fn fill(&mut self, want: usize, deadline: Instant) -> io::Result<()> {
+        let mut chunk = [0u8; 4096];
+        while self.pending.len() < want {
+            let n = read_by(&mut self.from, &mut chunk, deadline)?;
+            self.pending.extend_from_slice(&chunk[..n]);
+        }
+        Ok(())
     }
 }
 
-/// Fills `buf` from the helper, or fails once `deadline` has passed.
+/// Reads what the helper has sent (at least a byte), or fails once `deadline` has
+/// passed.
 #[cfg(unix)]
-fn read_by(from: &mut ChildStdout, buf: &mut [u8], deadline: Instant) -> io::Result<()> {
+fn read_by(from: &mut ChildStdout, buf: &mut [u8], deadline: Instant) -> io::Result<usize> {
     use std::os::fd::AsRawFd;
-    let mut done = 0;
-    while done < buf.len() {
+    loop {
         let left = deadline.saturating_duration_since(Instant::now());
         if left.is_zero() {
             return Err(io::ErrorKind::TimedOut.into());
@@ -175,17 +226,19 @@ fn read_by(from: &mut ChildStdout, buf: &mut [u8], deadline: Instant) -> io::Res
         if ready == 0 {
             return Err(io::ErrorKind::TimedOut.into());
         }
-        match from.read(&mut buf[done..])? {
-            0 => return Err(io::ErrorKind::UnexpectedEof.into()),
-            n => done += n,
-        }
+        return match from.read(buf)? {
+            0 => Err(io::ErrorKind::UnexpectedEof.into()),
+            n => Ok(n),
+        };
     }
-    Ok(())
 }
 
 #[cfg(not(unix))]
-fn read_by(from: &mut ChildStdout, buf: &mut [u8], _deadline: Instant) -> io::Result<()> {
-    from.read_exact(buf)
+fn read_by(from: &mut ChildStdout, buf: &mut [u8], _deadline: Instant) -> io::Result<usize> {
+    match from.read(buf)? {
+        0 => Err(io::ErrorKind::UnexpectedEof.into()),
+        n => Ok(n),
+    }
 }
 
 /// The helper: answers names on standard input until it closes; the exit code.
@@ -210,16 +263,14 @@ pub fn serve() -> u8 {
         let name = String::from_utf8_lossy(&name);
         let need = super::stack_for(&name);
         let answer = stacker::maybe_grow(need, need, || super::swift::demangle_here(&name));
-        let (status, text) = match &answer {
-            Some(text) => (1u8, text.as_bytes()),
-            None => (0u8, &[][..]),
-        };
+        let text = answer.as_deref().map_or(&[][..], str::as_bytes);
         let text = &text[..text.len().min(MAX_MESSAGE)];
-        let sent = output
-            .write_all(&[status])
-            .and_then(|()| output.write_all(&(text.len() as u32).to_le_bytes()))
-            .and_then(|()| output.write_all(text))
-            .and_then(|()| output.flush());
+        // One write, as the request was.
+        let mut reply = Vec::with_capacity(5 + text.len());
+        reply.push(u8::from(answer.is_some()));
+        reply.extend_from_slice(&(text.len() as u32).to_le_bytes());
+        reply.extend_from_slice(text);
+        let sent = output.write_all(&reply).and_then(|()| output.flush());
         if sent.is_err() {
             return 0;
         }
