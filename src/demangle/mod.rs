@@ -41,6 +41,11 @@ pub fn demangle(raw: &str, lang: Lang) -> String {
     if too_deep(raw) {
         return raw.to_string();
     }
+    // Swift's demangler runs in the helper process, on the stack it grows there
+    // (`swift_helper::serve`): here a Swift name only costs a round trip.
+    if is_swift(raw) {
+        return swift::demangle(raw).unwrap_or_else(|| raw.to_string());
+    }
     let need = stack_for(raw);
     stacker::maybe_grow(need, need, || demangle_unbounded(raw, lang))
 }
@@ -60,7 +65,7 @@ const MAX_LEN: usize = 64 << 10;
 pub fn too_deep(raw: &str) -> bool {
     if raw.starts_with('?') {
         raw.len() > MSVC_MAX_LEN
-    } else if raw.starts_with("_Z") || raw.starts_with("_R") || is_swift(raw) {
+    } else if looks_mangled(raw) {
         raw.len() > MAX_LEN
     } else {
         false
@@ -94,9 +99,6 @@ pub(super) fn stack_for(raw: &str) -> usize {
 const SWIFT_DEBUG_PER_BYTE: usize = 4 << 10;
 
 fn demangle_unbounded(raw: &str, lang: Lang) -> String {
-    if is_swift(raw) {
-        return swift::demangle(raw).unwrap_or_else(|| raw.to_string());
-    }
     if (raw.starts_with("_R") || (raw.starts_with("_ZN") && lang == Lang::Rust))
         && let Ok(d) = rustc_demangle::try_demangle(raw)
     {
