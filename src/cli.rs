@@ -4,7 +4,8 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use clap::Parser;
+use clap::{Parser, Subcommand, ValueHint};
+use clap_complete::Shell;
 use dumpsyms::Options;
 use dumpsyms::batch::Destination;
 use dumpsyms::fetch::debuginfod::Debuginfod;
@@ -18,9 +19,22 @@ use dumpsyms::upload::Uploader;
 /// search for its separate debug file, as with Breakpad's dump_syms; a further PATH that
 /// is a file is the PDB of a PE (or the PE of a PDB). With --store, every
 /// PATH is a binary to dump, or a directory whose object files are all dumped.
+///
+/// A PATH named like a command (`man`, `completions`) is written `./man`.
 #[derive(Parser, Debug)]
-#[command(name = "dumpsyms", version, max_term_width = 100)]
+#[command(
+    name = "dumpsyms",
+    // The version and, when built from a checkout, its commit (build.rs).
+    version = env!("DUMPSYMS_VERSION"),
+    max_term_width = 100,
+    args_conflicts_with_subcommands = true,
+    subcommand_negates_reqs = true,
+    // Each command is a word no PATH can be without ./: as few as needed.
+    disable_help_subcommand = true
+)]
 pub struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
     /// Output the module header (MODULE and INFO records) only
     #[arg(short = 'i')]
     header_only: bool,
@@ -53,15 +67,15 @@ pub struct Cli {
     #[arg(short = 'v')]
     verbose: bool,
     /// Write the symbol file to FILE (atomically) instead of standard output
-    #[arg(long, value_name = "FILE", conflicts_with = "store")]
+    #[arg(long, value_name = "FILE", conflicts_with = "store", value_hint = ValueHint::FilePath)]
     output: Option<PathBuf>,
     /// Write each symbol file to DIR/<name>/<debug id>/<name>.sym, the symbol-server layout;
     /// a PATH that is a directory is walked and each object file in it dumped
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", value_hint = ValueHint::DirPath)]
     store: Option<PathBuf>,
     /// Send each symbol file written to the symbol server at URL (with --store or
     /// --output); a key or token comes from DUMPSYMS_UPLOAD_TOKEN
-    #[arg(long, value_name = "URL")]
+    #[arg(long, value_name = "URL", value_hint = ValueHint::Url)]
     upload: Option<String>,
     /// The server's protocol: sym-upload-v1 (Breakpad's multipart POST), sym-upload-v2
     /// (Google's, API key) or tecken (Mozilla's, zips and Auth-Token)
@@ -79,7 +93,7 @@ pub struct Cli {
     #[arg(short = 'q', long = "quiet", conflicts_with = "verbose")]
     quiet: bool,
     /// A directory to search for separate debug files (repeatable)
-    #[arg(long = "debug-dir", value_name = "DIR")]
+    #[arg(long = "debug-dir", value_name = "DIR", value_hint = ValueHint::DirPath)]
     debug_dirs: Vec<PathBuf>,
     /// Rewrite FILE paths starting with OLD to start with NEW instead, after normalizing
     /// them (repeatable; the first match wins, as with -fdebug-prefix-map)
@@ -117,12 +131,29 @@ pub struct Cli {
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
     jobs: Option<u16>,
     /// The binary [and debug directories], or with --store the binaries
-    #[arg(required = true, value_name = "PATH")]
+    #[arg(required = true, value_name = "PATH", value_hint = ValueHint::AnyPath)]
     paths: Vec<PathBuf>,
+}
+
+/// What the command can do besides dumping: the shell's and man's views of these flags.
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Print the completion script for a shell on standard output, e.g.
+    /// `dumpsyms completions bash > /usr/share/bash-completion/completions/dumpsyms`
+    Completions {
+        #[arg(value_name = "SHELL")]
+        shell: Shell,
+    },
+    /// Print the manual page (roff) on standard output, e.g. `dumpsyms man | man -l -`
+    Man,
 }
 
 /// What a run does.
 pub enum Mode {
+    /// Print a shell's completion script.
+    Completions(Shell),
+    /// Print the manual page.
+    Man,
     /// Print the architectures of each input.
     ListArch(Vec<PathBuf>),
     /// Dump one input to standard output or a file.
@@ -161,6 +192,9 @@ fn usage(message: String) -> Refused {
 impl Cli {
     /// Checks the flags together and builds what the run needs.
     pub fn into_run(self) -> Result<Run, Refused> {
+        if let Some(command) = &self.command {
+            return Ok(self.describe(command));
+        }
         let symbol_path = self.symbol_path()?;
         // --list-arch reads the inputs and nothing else.
         if !self.list_arch {
@@ -179,6 +213,21 @@ impl Cli {
             verbose: self.verbose,
             quiet: self.quiet,
         })
+    }
+
+    /// A run that prints the command line's own description, and reads nothing.
+    fn describe(&self, command: &Command) -> Run {
+        let mode = match command {
+            Command::Completions { shell } => Mode::Completions(*shell),
+            Command::Man => Mode::Man,
+        };
+        Run {
+            mode,
+            opts: Options::default(),
+            uploader: None,
+            verbose: false,
+            quiet: true,
+        }
     }
 
     fn mode(&self) -> Result<Mode, Refused> {

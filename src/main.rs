@@ -2,6 +2,7 @@
 //! library's [`dumpsyms::batch`], lines to stderr, results to exit codes.
 
 mod cli;
+mod describe;
 
 use std::io::{self, IsTerminal};
 use std::process::ExitCode;
@@ -43,6 +44,8 @@ fn main() -> ExitCode {
         report: &stderr,
     };
     let ok = match &run.mode {
+        Mode::Completions(shell) => describe::print(|out| describe::completions(*shell, out)),
+        Mode::Man => describe::print(describe::manual),
         Mode::ListArch(inputs) => list_arch(inputs),
         Mode::One { input, to } => match batch.one(input, to) {
             Ok(written) => match (&run.uploader, written) {

@@ -426,7 +426,24 @@ fn errors_name_the_file_and_the_problem() {
 #[test]
 fn version_and_help() {
     let v = dumpsyms(&["--version"]);
-    assert!(v.status.success() && stdout(&v).contains(env!("CARGO_PKG_VERSION")));
+    assert!(v.status.success(), "{}", stderr(&v));
+    // One line: the version, then the commit when built from a checkout.
+    let line = stdout(&v);
+    assert_eq!(line.lines().count(), 1, "{line:?}");
+    let rest = line
+        .trim_end()
+        .strip_prefix(concat!("dumpsyms ", env!("CARGO_PKG_VERSION")))
+        .unwrap_or_else(|| panic!("{line:?}"));
+    let head = std::process::Command::new("git")
+        .args(["-C", env!("CARGO_MANIFEST_DIR"), "rev-parse", "HEAD"])
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| String::from_utf8(o.stdout).unwrap());
+    match head {
+        Some(hash) => assert_eq!(rest, format!(" ({})", &hash[..12]), "{line:?}"),
+        None => assert_eq!(rest, "", "{line:?}"),
+    }
     let h = stdout(&dumpsyms(&["--help"]));
     for flag in [
         "-i",
@@ -546,5 +563,122 @@ fn extra_info_records_follow_the_generator() {
     for bad in ["", "KEY", "   value-less   "] {
         let out = dumpsyms(&["--extra-info", bad, &bin]);
         assert_eq!(out.status.code(), Some(2), "{bad:?}");
+    }
+}
+
+/// Every flag `--help` lists, short and long (`-d`, `--inlines`).
+fn flags_in_help() -> Vec<String> {
+    let help = stdout(&dumpsyms(&["--help"]));
+    let mut flags = Vec::new();
+    for line in help.lines() {
+        let line = line.trim_start();
+        if !line.starts_with('-') {
+            continue;
+        }
+        for word in line.split([',', ' ']).filter(|w| w.starts_with('-')) {
+            let flag = word.split(['=', '<']).next().unwrap();
+            if flag.len() > 1 && !flags.iter().any(|f| f == flag) {
+                flags.push(flag.to_string());
+            }
+        }
+    }
+    flags
+}
+
+/// Whether `flag` occurs in `text` as a word of its own: `-i` is not in `--inlines`.
+fn mentions(text: &str, flag: &str) -> bool {
+    let word = |c: char| c.is_alphanumeric() || c == '-' || c == '_';
+    text.match_indices(flag).any(|(at, _)| {
+        let before = text[..at].chars().next_back();
+        let after = text[at + flag.len()..].chars().next();
+        !before.is_some_and(word) && !after.is_some_and(word)
+    })
+}
+
+#[test]
+fn completions_and_the_man_page_mention_every_flag() {
+    let flags = flags_in_help();
+    for expected in [
+        "-i",
+        "-d",
+        "--inlines",
+        "--store",
+        "--symbol-server",
+        "--jobs",
+    ] {
+        assert!(flags.iter().any(|f| f == expected), "{flags:?}");
+    }
+    for shell in ["bash", "zsh", "fish", "powershell", "elvish"] {
+        let o = dumpsyms(&["completions", shell]);
+        assert!(o.status.success(), "{shell}: {}", stderr(&o));
+        let script = stdout(&o);
+        for flag in &flags {
+            // fish names them `-s i` and `-l inlines`.
+            let found = if shell == "fish" {
+                match flag.strip_prefix("--") {
+                    Some(long) => script.contains(&format!(" -l {long} ")),
+                    None => script.contains(&format!(" -s {} ", &flag[1..])),
+                }
+            } else {
+                mentions(&script, flag)
+            };
+            assert!(found, "the {shell} completions lack {flag}");
+        }
+        for command in ["completions", "man"] {
+            assert!(script.contains(command), "{shell} lacks {command}");
+        }
+    }
+    let man = dumpsyms(&["man"]);
+    assert!(man.status.success(), "{}", stderr(&man));
+    let roff = stdout(&man);
+    assert!(roff.contains(".TH dumpsyms 1"), "{roff}");
+    // Roff's escapes for a minus and for fonts (`\fB\-i\fR`) read as plain text.
+    let unescaped = [r"\fB", r"\fI", r"\fR"]
+        .iter()
+        .fold(roff.replace(r"\-", "-"), |text, font| {
+            text.replace(font, " ")
+        });
+    for flag in &flags {
+        assert!(mentions(&unescaped, flag), "the man page lacks {flag}");
+    }
+    // The commands are described in the page, not pointed to as pages of their own.
+    let commands = &unescaped[unescaped.find(".SH COMMANDS").expect("a COMMANDS section")..];
+    for command in ["dumpsyms completions", "dumpsyms man"] {
+        assert!(commands.contains(command), "the man page lacks {command}");
+    }
+    assert!(!unescaped.contains("dumpsyms-man(1)"), "{roff}");
+    assert_eq!(dumpsyms(&["completions", "tcsh"]).status.code(), Some(2));
+}
+
+/// The bash script, sourced by bash, completes what a user types: a flag's prefix, a
+/// shell's name.
+#[test]
+fn bash_completes_flags_and_shells() {
+    let script = stdout(&dumpsyms(&["completions", "bash"]));
+    let complete = |words: &str| {
+        let o = std::process::Command::new("bash")
+            .arg("-c")
+            .arg(format!(
+                "source /dev/stdin; COMP_WORDS=({words}); COMP_CWORD=$((${{#COMP_WORDS[@]}}-1)); \
+                 _dumpsyms dumpsyms \"${{COMP_WORDS[-1]}}\" \"${{COMP_WORDS[-2]}}\"; \
+                 printf '%s\\n' \"${{COMPREPLY[@]}}\""
+            ))
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .and_then(|mut child| {
+                use std::io::Write;
+                child.stdin.take().unwrap().write_all(script.as_bytes())?;
+                child.wait_with_output()
+            })
+            .expect("bash runs");
+        assert!(o.status.success(), "{}", stderr(&o));
+        stdout(&o).lines().map(str::to_string).collect::<Vec<_>>()
+    };
+    assert_eq!(complete("dumpsyms --skip-ex"), ["--skip-existing"]);
+    assert_eq!(complete("dumpsyms --upload-pro"), ["--upload-protocol"]);
+    let shells = complete("dumpsyms completions ''");
+    for shell in ["bash", "elvish", "fish", "powershell", "zsh"] {
+        assert!(shells.iter().any(|s| s == shell), "{shells:?}");
     }
 }

@@ -1,0 +1,86 @@
+//! The command line described for others to read: shell completion scripts
+//! (clap_complete) and the manual page (clap_mangen), from the same definition as the
+//! flags ([`Cli`]).
+
+use std::io::{self, Write};
+
+use clap::CommandFactory;
+use clap_complete::Shell;
+
+use crate::cli::Cli;
+
+/// The completion script for `shell`.
+pub fn completions(shell: Shell, out: &mut dyn Write) -> io::Result<()> {
+    // clap_complete panics when a write fails (a closed pipe): it writes to memory,
+    // the script is a few kB.
+    let mut script = Vec::new();
+    clap_complete::generate(shell, &mut Cli::command(), "dumpsyms", &mut script);
+    out.write_all(&script)
+}
+
+/// Writes the command line's description (completions, manual) to standard output;
+/// false if it could not be written, unless the reader just stopped reading.
+pub fn print(write: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> bool {
+    let mut out = io::BufWriter::new(io::stdout().lock());
+    match write(&mut out).and_then(|()| out.flush()) {
+        Ok(()) => true,
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => true,
+        Err(e) => {
+            eprintln!("dumpsyms: error: standard output: {e}");
+            false
+        }
+    }
+}
+
+/// The manual page: clap_mangen's sections, with the commands described in it rather
+/// than pointed to as `dumpsyms-man(1)` pages no one installs.
+pub fn manual(out: &mut dyn Write) -> io::Result<()> {
+    let command = Cli::command();
+    let man = clap_mangen::Man::new(command.clone());
+    man.render_title(out)?;
+    man.render_name_section(out)?;
+    man.render_synopsis_section(out)?;
+    man.render_description_section(out)?;
+    man.render_options_section(out)?;
+    writeln!(out, ".SH COMMANDS")?;
+    for sub in command.get_subcommands() {
+        let args: String = sub
+            .get_positionals()
+            .map(|a| {
+                let values: Vec<_> = a
+                    .get_possible_values()
+                    .iter()
+                    .map(|v| v.get_name().to_string())
+                    .collect();
+                match values.is_empty() {
+                    true => format!(" {}", a.get_id()).to_uppercase(),
+                    false => format!(" {}", values.join("|")),
+                }
+            })
+            .collect();
+        writeln!(out, ".TP")?;
+        writeln!(
+            out,
+            "\\fBdumpsyms {}\\fR{}",
+            roff(sub.get_name()),
+            roff(&args)
+        )?;
+        writeln!(
+            out,
+            "{}",
+            roff(&sub.get_about().map(|a| a.to_string()).unwrap_or_default())
+        )?;
+    }
+    man.render_version_section(out)
+}
+
+/// Text as roff reads it literally: backslashes and minus signs escaped, and a line
+/// kept from starting a request.
+fn roff(text: &str) -> String {
+    let escaped = text.replace('\\', "\\e").replace('-', "\\-");
+    if escaped.starts_with(['.', '\'']) {
+        format!("\\&{escaped}")
+    } else {
+        escaped
+    }
+}
