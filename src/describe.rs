@@ -6,6 +6,7 @@ use std::io::{self, Write};
 
 use clap::CommandFactory;
 use clap_complete::Shell;
+use roff::{Roff, bold, roman};
 
 use crate::cli::Cli;
 
@@ -42,45 +43,31 @@ pub fn manual(out: &mut dyn Write) -> io::Result<()> {
     man.render_synopsis_section(out)?;
     man.render_description_section(out)?;
     man.render_options_section(out)?;
-    writeln!(out, ".SH COMMANDS")?;
+    let mut commands = Roff::new();
+    commands.control("SH", ["COMMANDS"]);
     for sub in command.get_subcommands() {
+        // Each positional: its values when it has a fixed set (a shell), else its name.
         let args: String = sub
             .get_positionals()
             .map(|a| {
-                let values: Vec<_> = a
+                let values: Vec<String> = a
                     .get_possible_values()
                     .iter()
                     .map(|v| v.get_name().to_string())
                     .collect();
-                match values.is_empty() {
-                    true => format!(" {}", a.get_id()).to_uppercase(),
-                    false => format!(" {}", values.join("|")),
+                if values.is_empty() {
+                    format!(" {}", a.get_id().as_str().to_uppercase())
+                } else {
+                    format!(" {}", values.join("|"))
                 }
             })
             .collect();
-        writeln!(out, ".TP")?;
-        writeln!(
-            out,
-            "\\fBdumpsyms {}\\fR{}",
-            roff(sub.get_name()),
-            roff(&args)
-        )?;
-        writeln!(
-            out,
-            "{}",
-            roff(&sub.get_about().map(|a| a.to_string()).unwrap_or_default())
-        )?;
+        let about = sub.get_about().map(|a| a.to_string()).unwrap_or_default();
+        commands
+            .control("TP", [])
+            .text([bold(format!("dumpsyms {}", sub.get_name())), roman(args)])
+            .text([roman(about)]);
     }
+    commands.to_writer(out)?;
     man.render_version_section(out)
-}
-
-/// Text as roff reads it literally: backslashes and minus signs escaped, and a line
-/// kept from starting a request.
-fn roff(text: &str) -> String {
-    let escaped = text.replace('\\', "\\e").replace('-', "\\-");
-    if escaped.starts_with(['.', '\'']) {
-        format!("\\&{escaped}")
-    } else {
-        escaped
-    }
 }
