@@ -6,7 +6,7 @@ cd "$(dirname "$0")"
 fixtures=../fixtures
 # llvm-objcopy reads Mach-O too; GNU objcopy (binutils) is enough for the ELF seeds.
 objcopy=$(command -v llvm-objcopy || command -v objcopy || true)
-mkdir -p corpus/{dump,unwind_section,dwarf_expression,compact_unwind,link_sections,debug_info_stream,exidx,pe_unwind,pdb,demangle,demangle_swift}
+mkdir -p corpus/{dump,unwind_section,dwarf_expression,compact_unwind,link_sections,debug_info_stream,exidx,pe_unwind,pdb,demangle,demangle_swift,symbol_file,report}
 
 tmp=$(mktemp)
 out=$(mktemp)
@@ -121,6 +121,17 @@ printf '\x01N3foo3barEi||' > corpus/demangle/itanium
 printf '\x061fP|PK|i' > corpus/demangle/itanium-pointers
 printf '\x02NvCs123_5crate3foo||' > corpus/demangle/rust-v0
 printf '\x03N3std2io5stdio6_print17h0123456789abcdefE||' > corpus/demangle/rust-legacy
+
+# Symbol files as a store holds them, and reports of each format symbolize reads.
+find "$fixtures/golden" -name '*.sym' -size -256k -exec cp {} corpus/symbol_file/ \;
+for f in "$fixtures"/symbolize/*/report.txt "$fixtures"/symbolize/ondevice/trace.json; do
+    cp "$f" "corpus/report/$(basename "$(dirname "$f")")-$(basename "$f")"
+done
+printf '%s\n' '*** *** ***' 'backtrace:' \
+    '      #00 pc 000000000004c7d0  /system/lib64/libc.so (abort+164) (BuildId: 0a1b2c3d)' \
+    '11-24 12:00:00.000  1234  1234 F DEBUG   :       #01 pc 00001231  /data/app/~~x==/base.apk!libn.so (offset 0x1000)' \
+    './app(+0x1234)[0x55d1c2b3a234]' './nopie[0x401180]' 'libfoo.so+0x10' \
+    '4929ac8cb3c174c113cafc7250efe12eee45cd25+0x1f877c' > corpus/report/tombstone-and-lines
 
 for t in corpus/*; do echo "$(basename "$t"): $(ls "$t" | wc -l) seeds"; done
 

@@ -8,8 +8,11 @@ use clap::{Parser, Subcommand, ValueHint};
 use clap_complete::Shell;
 use dumpsyms::Options;
 use dumpsyms::batch::Destination;
+use dumpsyms::fetch::Limits;
 use dumpsyms::fetch::debuginfod::Debuginfod;
+use dumpsyms::fetch::symbols::SymbolServers;
 use dumpsyms::fetch::symsrv::SymbolPath;
+use dumpsyms::symbolize::sources::Sources;
 use dumpsyms::upload::Uploader;
 
 /// Writes Breakpad symbol files (.sym) from ELF, Mach-O and PE binaries with their DWARF
@@ -146,6 +149,73 @@ enum Command {
     },
     /// Print the manual page (roff) on standard output, e.g. `dumpsyms man | man -l -`
     Man,
+    /// Resolve the raw addresses of a crash report from symbol files: sanitizer reports,
+    /// Android tombstones and logcat, backtrace_symbols lines, MODULE+0xOFFSET lines and
+    /// on-device stack-trace JSON
+    Symbolize(SymbolizeArgs),
+}
+
+/// `dumpsyms symbolize`: where symbols come from, tried in the order of the flags here.
+#[derive(clap::Args, Debug)]
+struct SymbolizeArgs {
+    /// A symbol store (<name>/<debug id>/<name>.sym) to read symbol files from
+    /// (repeatable)
+    #[arg(long = "store", value_name = "DIR", value_hint = ValueHint::DirPath)]
+    stores: Vec<PathBuf>,
+    /// A symbol server to fetch <URL>/<name>/<debug id>/<name>.sym from, as stack
+    /// walkers fetch them (repeatable)
+    #[arg(long = "symbols-url", value_name = "URL", value_hint = ValueHint::Url)]
+    symbols_urls: Vec<String>,
+    /// Where fetched symbol files are kept, as a store [default:
+    /// $XDG_CACHE_HOME/dumpsyms/symbols]
+    #[arg(long = "symbols-cache", value_name = "DIR", value_hint = ValueHint::DirPath)]
+    symbols_cache: Option<PathBuf>,
+    /// A directory of binaries (by file name) and debug files (by .build-id) to dump
+    /// modules from when no symbol file is found; the report's own paths are tried too
+    /// (repeatable)
+    #[arg(long = "debug-dir", value_name = "DIR", value_hint = ValueHint::DirPath)]
+    debug_dirs: Vec<PathBuf>,
+    /// Do not fetch debug files from the debuginfod servers in DEBUGINFOD_URLS
+    #[arg(long = "no-debuginfod")]
+    no_debuginfod: bool,
+    /// Give up on a symbol server after SECS without progress [default: 10]
+    #[arg(long = "server-timeout", value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..))]
+    server_timeout: Option<u64>,
+    /// Write the frames found as JSON instead of the report with its frames resolved
+    #[arg(long)]
+    json: bool,
+    /// The report [default: standard input]
+    #[arg(value_name = "INPUT", value_hint = ValueHint::FilePath)]
+    input: Option<PathBuf>,
+}
+
+impl SymbolizeArgs {
+    fn sources(&self) -> Sources {
+        let mut limits = Limits::default();
+        if let Some(t) = self.server_timeout {
+            limits.timeout = Duration::from_secs(t);
+        }
+        let servers = (!self.symbols_urls.is_empty()).then(|| SymbolServers {
+            urls: self.symbols_urls.clone(),
+            cache: self
+                .symbols_cache
+                .clone()
+                .unwrap_or_else(SymbolServers::default_cache),
+            limits,
+            retries: 2,
+        });
+        Sources {
+            stores: self.stores.clone(),
+            servers,
+            debug_dirs: self.debug_dirs.clone(),
+            module_paths: true,
+            debuginfod: if self.no_debuginfod {
+                None
+            } else {
+                Debuginfod::from_env()
+            },
+        }
+    }
 }
 
 /// What a run does.
@@ -154,6 +224,12 @@ pub enum Mode {
     Completions(Shell),
     /// Print the manual page.
     Man,
+    /// Resolve a crash report's addresses.
+    Symbolize {
+        sources: Box<Sources>,
+        json: bool,
+        input: Option<PathBuf>,
+    },
     /// Print the architectures of each input.
     ListArch(Vec<PathBuf>),
     /// Dump one input to standard output or a file.
@@ -220,6 +296,11 @@ impl Cli {
         let mode = match command {
             Command::Completions { shell } => Mode::Completions(*shell),
             Command::Man => Mode::Man,
+            Command::Symbolize(args) => Mode::Symbolize {
+                sources: Box::new(args.sources()),
+                json: args.json,
+                input: args.input.clone(),
+            },
         };
         Run {
             mode,

@@ -67,6 +67,30 @@ pub fn manual(out: &mut dyn Write) -> io::Result<()> {
             .control("TP", [])
             .text([bold(format!("dumpsyms {}", sub.get_name())), roman(args)])
             .text([roman(about)]);
+        // The command's own options, indented under it.
+        let options: Vec<_> = sub
+            .get_arguments()
+            .filter(|a| !a.is_positional() && a.get_long().is_some_and(|l| l != "help"))
+            .collect();
+        if options.is_empty() {
+            continue;
+        }
+        commands.control("RS", []);
+        for a in options {
+            let mut flag = format!("--{}", a.get_long().unwrap_or_default());
+            if a.get_action().takes_values()
+                && let Some(names) = a.get_value_names()
+            {
+                flag.push(' ');
+                flag.push_str(&names.join(" "));
+            }
+            let help = a.get_help().map(|h| h.to_string()).unwrap_or_default();
+            commands
+                .control("TP", [])
+                .text([bold(flag)])
+                .text([roman(help)]);
+        }
+        commands.control("RE", []);
     }
     commands.to_writer(out)?;
     man.render_version_section(out)

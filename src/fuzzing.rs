@@ -290,6 +290,50 @@ pub mod internals {
     pub use crate::tree::{Role, files, role};
 }
 
+/// A symbol file as `dumpsyms symbolize` reads one from a store: parsed, then looked
+/// up at addresses taken from the input itself (and the ends of the address space).
+/// Every answer must be a chain of inlined calls ending in one function that is not.
+pub fn symbol_file(data: &[u8]) {
+    let sym = crate::symbolize::symfile::SymFile::parse(data);
+    let probes = data
+        .chunks_exact(8)
+        .take(64)
+        .map(|c| u64::from_le_bytes(c.try_into().unwrap()))
+        .chain([0, 1, sym.end(), sym.end().wrapping_sub(1), u64::MAX]);
+    for addr in probes {
+        let frames = sym.lookup(addr);
+        if let Some((outer, inlined)) = frames.split_last() {
+            assert!(!outer.inlined, "{addr:#x}: the outermost frame is inlined");
+            assert!(inlined.iter().all(|f| f.inlined && !f.public));
+        }
+    }
+}
+
+/// A crash report as `dumpsyms symbolize` reads one, with no symbols to be found (no
+/// store, and the paths the report names are not read): the
+/// text comes back with every line in place (one line out per line in, nothing
+/// resolved), and the JSON form is JSON.
+pub fn report(data: &[u8]) {
+    use crate::symbolize::run::{Format, run};
+    use crate::symbolize::{Symbolizer, sources::Sources};
+    let mut symbolizer = Symbolizer::with_sources(Sources::default());
+    let mut out = Vec::new();
+    let text = run(&mut symbolizer, &mut &data[..], &mut out, Format::Text);
+    if let Ok(tally) = text {
+        assert_eq!(tally.resolved, 0);
+        let is_trace = data.trim_ascii_start().starts_with(b"{");
+        if !is_trace {
+            let lines = |b: &[u8]| b.split(|&c| c == b'\n').count();
+            let want = lines(data) - usize::from(data.ends_with(b"\n") || data.is_empty());
+            assert_eq!(lines(&out) - 1, want, "a line was lost or added");
+        }
+    }
+    let mut json = Vec::new();
+    if run(&mut symbolizer, &mut &data[..], &mut json, Format::Json).is_ok() {
+        serde_json::from_slice::<serde_json::Value>(&json).expect("--json writes JSON");
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -332,5 +376,12 @@ mod tests {
         pe_unwind(&pe);
         let rows = crate::unwind::pe_rows(&pe[1..13], &pe[13..], false);
         assert_eq!(rows[0].as_ref().unwrap().len(), 2);
+        symbol_file(
+            b"MODULE Linux x86_64 0 a\nFUNC 10 10 0 f\n10 10 1 0\nINLINE 0 1 0 0 10 4\n\
+              INLINE_ORIGIN 0 g\n\x10\0\0\0\0\0\0\0",
+        );
+        report(b"    #0 0x1 (/a+0x10) (BuildId: 00)\n\xffx\nlib+0x1\n");
+        report(b"\n\n{\"symbols\": []}");
+        report(b"");
     }
 }

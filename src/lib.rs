@@ -37,6 +37,7 @@ mod output;
 mod paths;
 mod pdb;
 mod pipeline;
+pub mod symbolize;
 mod symbols;
 mod tree;
 mod untrusted;

@@ -46,6 +46,11 @@ fn main() -> ExitCode {
     let ok = match &run.mode {
         Mode::Completions(shell) => describe::print(|out| describe::completions(*shell, out)),
         Mode::Man => describe::print(describe::manual),
+        Mode::Symbolize {
+            sources,
+            json,
+            input,
+        } => symbolize(sources, *json, input.as_deref()),
         Mode::ListArch(inputs) => list_arch(inputs),
         Mode::One { input, to } => match batch.one(input, to) {
             Ok(written) => match (&run.uploader, written) {
@@ -75,6 +80,51 @@ fn main() -> ExitCode {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
+    }
+}
+
+/// `dumpsyms symbolize`: false only when the report could not be read or written.
+fn symbolize(
+    sources: &dumpsyms::symbolize::sources::Sources,
+    json: bool,
+    input: Option<&std::path::Path>,
+) -> bool {
+    use dumpsyms::symbolize::{Symbolizer, run};
+    let mut report: Box<dyn io::BufRead> = match input {
+        Some(path) if path.as_os_str() != "-" => match std::fs::File::open(path) {
+            Ok(f) => Box::new(io::BufReader::new(f)),
+            Err(e) => {
+                say(&format!("dumpsyms: error: {}: {e}", path.display()));
+                return false;
+            }
+        },
+        _ => Box::new(io::stdin().lock()),
+    };
+    let mut symbolizer = Symbolizer::with_sources(sources.clone());
+    let mut out = io::BufWriter::new(io::stdout().lock());
+    let format = if json {
+        run::Format::Json
+    } else {
+        run::Format::Text
+    };
+    let result = run::run(&mut symbolizer, &mut report, &mut out, format)
+        .and_then(|tally| io::Write::flush(&mut out).map(|()| tally));
+    for warning in &symbolizer.warnings {
+        say(&format!("dumpsyms: warning: {warning}"));
+    }
+    match result {
+        Ok(tally) => {
+            say(&format!(
+                "dumpsyms: {} frame(s) resolved, {} not",
+                tally.resolved, tally.unresolved
+            ));
+            true
+        }
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => true,
+        Err(e) => {
+            say(&format!("dumpsyms: error: {e}"));
+            false
+        }
     }
 }
 

@@ -567,8 +567,8 @@ fn extra_info_records_follow_the_generator() {
 }
 
 /// Every flag `--help` lists, short and long (`-d`, `--inlines`).
-fn flags_in_help() -> Vec<String> {
-    let help = stdout(&dumpsyms(&["--help"]));
+fn flags_in_help(command: &[&str]) -> Vec<String> {
+    let help = stdout(&dumpsyms(&[command, &["--help"]].concat()));
     let mut flags = Vec::new();
     for line in help.lines() {
         let line = line.trim_start();
@@ -597,7 +597,15 @@ fn mentions(text: &str, flag: &str) -> bool {
 
 #[test]
 fn completions_and_the_man_page_mention_every_flag() {
-    let flags = flags_in_help();
+    let flags = flags_in_help(&[]);
+    let symbolize_flags: Vec<String> = flags_in_help(&["symbolize"])
+        .into_iter()
+        .filter(|f| f != "-h" && f != "--help")
+        .collect();
+    assert!(
+        symbolize_flags.iter().any(|f| f == "--symbols-url"),
+        "{symbolize_flags:?}"
+    );
     for expected in [
         "-i",
         "-d",
@@ -624,8 +632,16 @@ fn completions_and_the_man_page_mention_every_flag() {
             };
             assert!(found, "the {shell} completions lack {flag}");
         }
-        for command in ["completions", "man"] {
+        for command in ["completions", "man", "symbolize"] {
             assert!(script.contains(command), "{shell} lacks {command}");
+        }
+        if shell != "fish" {
+            for flag in &symbolize_flags {
+                assert!(
+                    mentions(&script, flag),
+                    "the {shell} completions lack symbolize {flag}"
+                );
+            }
         }
     }
     let man = dumpsyms(&["man"]);
@@ -643,8 +659,14 @@ fn completions_and_the_man_page_mention_every_flag() {
     }
     // The commands are described in the page, not pointed to as pages of their own.
     let commands = &unescaped[unescaped.find(".SH COMMANDS").expect("a COMMANDS section")..];
-    for command in ["dumpsyms completions", "dumpsyms man"] {
+    for command in ["dumpsyms completions", "dumpsyms man", "dumpsyms symbolize"] {
         assert!(commands.contains(command), "the man page lacks {command}");
+    }
+    for flag in &symbolize_flags {
+        assert!(
+            mentions(commands, flag),
+            "the COMMANDS section lacks symbolize {flag}"
+        );
     }
     assert!(!unescaped.contains("dumpsyms-man(1)"), "{roff}");
     assert_eq!(dumpsyms(&["completions", "tcsh"]).status.code(), Some(2));

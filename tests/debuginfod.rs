@@ -295,3 +295,81 @@ fn no_debuginfod_never_connects_and_unset_means_off() {
     assert_eq!(connections, 0, "--no-debuginfod connected");
     std::fs::remove_dir_all(&work).ok();
 }
+
+/// `dumpsyms symbolize` with no store and no binary: a module named by its build ID
+/// alone has its debug file fetched from debuginfod, dumped in memory, and resolves as
+/// the store made from the binary and that debug file does.
+#[test]
+#[ignore = "needs elfutils' debuginfod; .ci/run installs it"]
+fn symbolize_fetches_a_debug_file_by_build_id_and_dumps_it() {
+    let work = scratch("symbolize");
+    let files = work.join("files");
+    std::fs::create_dir_all(&files).unwrap();
+    std::fs::copy(
+        fixtures().join("extra/debuglink/app.debug"),
+        files.join("app.debug"),
+    )
+    .unwrap();
+    let id = build_id();
+    // Addresses llvm-symbolizer was asked about, as `<build ID>+0xOFFSET` lines.
+    let oracle =
+        std::fs::read_to_string(fixtures().join("oracle/x86_64/c-gcc-O2-dwarf5.tsv")).unwrap();
+    let report: String = oracle
+        .lines()
+        .step_by(7)
+        .map(|row| format!("{id}+0x{}\n", row.split('\t').next().unwrap()))
+        .collect();
+    let report_path = work.join("report.txt");
+    std::fs::write(&report_path, &report).unwrap();
+    let report_path = report_path.to_str().unwrap();
+
+    let store = work.join("store");
+    let root = fixtures().join("extra/debugroot");
+    let stored = run(
+        &[
+            "-q",
+            "--inlines",
+            "--store",
+            store.to_str().unwrap(),
+            "--debug-dir",
+            root.to_str().unwrap(),
+            stripped().to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert!(
+        stored.status.success(),
+        "{}",
+        String::from_utf8_lossy(&stored.stderr)
+    );
+    let expected = run(
+        &["symbolize", "--store", store.to_str().unwrap(), report_path],
+        &[],
+    );
+    assert!(expected.status.success());
+    let expected = String::from_utf8(expected.stdout).unwrap();
+    assert!(
+        expected.matches(" at ").count() >= report.lines().count(),
+        "{expected}"
+    );
+
+    let server = Server::start(&files, &work.join("db.sqlite"), &[&id]);
+    let cache = work.join("cache");
+    let env = [
+        ("DEBUGINFOD_URLS", server.url.as_str()),
+        ("DEBUGINFOD_CACHE_PATH", cache.to_str().unwrap()),
+    ];
+    let fetched = run(&["symbolize", report_path], &env);
+    let stderr = String::from_utf8_lossy(&fetched.stderr);
+    assert!(fetched.status.success(), "{stderr}");
+    assert_eq!(
+        String::from_utf8(fetched.stdout).unwrap(),
+        expected,
+        "{stderr}"
+    );
+    assert!(cache.join(&id).join("debuginfo").is_file());
+    // Without debuginfod, nothing resolves, and the run still succeeds.
+    let off = run(&["symbolize", "--no-debuginfod", report_path], &env);
+    assert!(off.status.success());
+    assert!(!String::from_utf8_lossy(&off.stdout).contains(" at "));
+}

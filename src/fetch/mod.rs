@@ -4,6 +4,7 @@
 
 pub mod debuginfod;
 pub(crate) mod http;
+pub mod symbols;
 pub mod symsrv;
 
 use std::path::PathBuf;

@@ -2,7 +2,7 @@
 //! CODE_ID` fields) and its layout (load address, executable address spans), which later
 //! stages rely on. One room per container: `elf.rs`, `macho.rs`, `pe.rs`.
 
-mod elf;
+pub(crate) mod elf;
 mod macho;
 mod pe;
 

@@ -29,7 +29,7 @@ pub const SYSTEM_DEBUG_DIR: &str = "/usr/lib/debug";
 
 /// Where a debug directory keeps the file of a build ID (`hex`, lower case, at least two
 /// digits): `<root>/.build-id/xx/yyyy.debug`, as GDB and distributions lay it out.
-fn build_id_path(root: &Path, hex: &str) -> PathBuf {
+pub(crate) fn build_id_path(root: &Path, hex: &str) -> PathBuf {
     root.join(".build-id")
         .join(&hex[..2])
         .join(format!("{}.debug", &hex[2..]))

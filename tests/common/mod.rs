@@ -294,7 +294,7 @@ fn check_stack_cfi(rest: &str, range: &mut Option<(u64, u64, u64)>, line: &str) 
 }
 
 /// What a symbol file says about one address.
-#[derive(Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Answer {
     pub function: String,
     pub location: Option<(String, u32)>,

@@ -134,11 +134,16 @@ pub fn strip_clone_suffix(name: &str) -> &str {
 }
 
 pub fn score(sym: &SymFile, oracle: &[OracleRow]) -> Score {
+    score_with(|addr| sym.lookup(addr), oracle)
+}
+
+/// [`score`], with the answers of another reader of the symbol file.
+pub fn score_with(lookup: impl Fn(u64) -> Option<Answer>, oracle: &[OracleRow]) -> Score {
     let mut s = Score::default();
     for row in oracle {
         let (addr, frames) = (&row.address, &row.frames);
         s.total += 1;
-        let Some(ans) = sym.lookup(*addr) else {
+        let Some(ans) = lookup(*addr) else {
             s.misses
                 .push(format!("{addr:#x}: no FUNC; oracle says {frames:?}"));
             continue;

@@ -1,0 +1,119 @@
+//! Breakpad symbol files from symbol servers over HTTP: `GET <url>/<name>/<debug
+//! id>/<name>.sym`, the layout rust-minidump's HTTP symbol supplier (and Breakpad's,
+//! Mozilla's and Sentry's) fetch, cached in a store of the same layout so that the next
+//! run reads it from disk.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use super::http::{self, Download};
+use super::{Fetched, Limits};
+use crate::breakpad::store::sym_file_name;
+
+/// Symbol servers and the store directory their files are cached in.
+#[derive(Debug, Clone)]
+pub struct SymbolServers {
+    /// Base URLs, tried in order.
+    pub urls: Vec<String>,
+    /// A store (`<name>/<id>/<name>.sym`) holding what was fetched.
+    pub cache: PathBuf,
+    pub limits: Limits,
+    /// Further attempts after a failure that may pass (5xx, network).
+    pub retries: u32,
+}
+
+impl SymbolServers {
+    /// The cache when none is given: `$XDG_CACHE_HOME/dumpsyms/symbols`, else
+    /// `~/.cache/dumpsyms/symbols`.
+    pub fn default_cache() -> PathBuf {
+        let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
+        match var("XDG_CACHE_HOME") {
+            Some(x) => PathBuf::from(x),
+            None => PathBuf::from(var("HOME").unwrap_or_else(|| ".".into())).join(".cache"),
+        }
+        .join("dumpsyms")
+        .join("symbols")
+    }
+
+    /// The symbol file of module `name` whose debug id is one of `ids` (a GNU build ID
+    /// gives two, see `symbolize::store::debug_ids`): from the cache, else from the
+    /// first server that has it. `name` must already be a safe path component.
+    pub fn find(&self, name: &str, ids: &[String]) -> Fetched {
+        let mut out = Fetched::default();
+        let file = sym_file_name(name);
+        for id in ids {
+            let cached = self.cache.join(name).join(id).join(&file);
+            let verify = |path: &Path| is_symbol_file_of(path, id);
+            if http::cached_is_good(&cached, &verify) {
+                out.path = Some(cached);
+                return out;
+            }
+        }
+        for url in &self.urls {
+            let base = url.trim_end_matches('/');
+            for id in ids {
+                let cached = self.cache.join(name).join(id).join(&file);
+                let verify = |path: &Path| is_symbol_file_of(path, id);
+                let at = format!("{base}/{name}/{id}/{file}");
+                out.asked.push(at.clone());
+                let what = format!("symbol server {base}");
+                match http::download(&self.limits, self.retries, &at, &cached, &what, &verify) {
+                    Download::Saved => {
+                        out.path = Some(cached);
+                        return out;
+                    }
+                    Download::Missing => {}
+                    Download::Failed(why) => {
+                        out.problems.push(why);
+                        // A server that failed once (down, hanging) is not asked for
+                        // the other id: it would cost the same wait again.
+                        break;
+                    }
+                }
+            }
+        }
+        out
+    }
+}
+
+/// Whether `path` starts with the `MODULE` record of debug id `id`: what a server must
+/// send (an error page served with 200, or another build's file, is refused).
+fn is_symbol_file_of(path: &Path, id: &str) -> Result<(), String> {
+    let mut head = Vec::with_capacity(512);
+    std::fs::File::open(path)
+        .and_then(|f| f.take(512).read_to_end(&mut head))
+        .map_err(|e| e.to_string())?;
+    let line = head.split(|&b| b == b'\n').next().unwrap_or_default();
+    let line = String::from_utf8_lossy(line);
+    let mut fields = line.trim_end().split(' ');
+    if fields.next() != Some("MODULE") {
+        return Err("not a Breakpad symbol file (no MODULE record first)".into());
+    }
+    match fields.nth(2) {
+        Some(have) if have.eq_ignore_ascii_case(id) => Ok(()),
+        Some(have) => Err(format!("wrong build: its debug id is {have}")),
+        None => Err("its MODULE record has no debug id".into()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_the_asked_builds_module_record_is_taken() {
+        let dir = std::env::temp_dir().join(format!("dumpsyms-symsrv-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let f = dir.join("a.sym");
+        let id = "9670EA4A3BA4E6F4E9F3A6C4D7E1A9B40";
+        std::fs::write(&f, format!("MODULE Linux x86_64 {id} a\nFUNC 0 1 0 f\n")).unwrap();
+        assert_eq!(is_symbol_file_of(&f, id), Ok(()));
+        assert_eq!(
+            is_symbol_file_of(&f, "00"),
+            Err(format!("wrong build: its debug id is {id}"))
+        );
+        std::fs::write(&f, "<html>Not here</html>\n").unwrap();
+        assert!(is_symbol_file_of(&f, id).unwrap_err().contains("no MODULE"));
+        let _ = std::fs::remove_dir_all(dir);
+    }
+}

@@ -1,0 +1,354 @@
+//! `dumpsyms symbolize`: raw addresses from crash reports to function, file:line and
+//! inlined calls, read from Breakpad symbol files.
+//!
+//! `input` and `ondevice` find the frames in a report and say what their offsets count
+//! from; `store` finds each module's symbol file; `symfile` reads it once and answers
+//! lookups; [`Symbolizer`] ties them together, loading each module's file once.
+
+pub mod input;
+pub mod ondevice;
+pub mod render;
+pub mod run;
+pub mod sources;
+pub mod store;
+pub mod symfile;
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use input::{Base, Pc};
+use sources::{Source, Sources, Wanted};
+use symfile::SymFile;
+
+use crate::load::Input;
+
+/// A symbol file's bytes: mapped from a store (and watched for truncation, see
+/// `mapguard`), or written in memory by a dump on the fly.
+pub struct Bytes(Input);
+
+impl AsRef<[u8]> for Bytes {
+    fn as_ref(&self) -> &[u8] {
+        self.0.bytes()
+    }
+}
+
+/// One resolved frame, innermost first; owned, so that a report can be written while
+/// further modules load.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Resolved {
+    pub function: String,
+    pub file: Option<String>,
+    pub line: Option<u32>,
+    /// An inlined call (every frame of an address but its last).
+    pub inlined: bool,
+}
+
+/// Where a report's module was looked for and what became of it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// The address resolved to these frames.
+    Frames(Vec<Resolved>),
+    /// The module's symbol file was read, but no record covers the address.
+    NoSymbol,
+    /// No symbol file for the module.
+    NoModule,
+}
+
+/// A module of a report, once its symbols are found.
+#[derive(Clone)]
+struct Module {
+    sym: Option<Arc<SymFile<Bytes>>>,
+    /// What the symbol file's addresses count from, in the ELF's virtual addresses: its
+    /// first `PT_LOAD`'s address, read from the module's binary or debug file when one
+    /// is on this machine. None when neither is: 0 is assumed, what PIE programs and
+    /// shared libraries have.
+    load_address: Option<u64>,
+}
+
+/// How far past its last record an offset counted in virtual addresses may be before
+/// it is taken for a non-PIE program's (whose load address is not known) rather than
+/// code at the module's end: a page. A non-PIE program's offsets are its load address
+/// (0x10000 on 32-bit ARM and RISC-V, 0x400000 on x86-64, 0x8048000 on x86) beyond.
+const PAST_THE_END: u64 = 0x1000;
+
+/// Resolves frames, loading each module's symbols once.
+pub struct Symbolizer {
+    sources: Sources,
+    /// By (module as named, build ID).
+    modules: HashMap<(Option<String>, Option<String>), Module>,
+    /// By symbol file or dumped object: two names of one module share it.
+    loaded: HashMap<PathBuf, Option<Arc<SymFile<Bytes>>>>,
+    /// Modules already warned of offsets past their symbol file's end.
+    past_the_end: HashSet<String>,
+    /// What went wrong, once per module or file, for the report's end.
+    pub warnings: Vec<String>,
+}
+
+impl Symbolizer {
+    /// Reads symbol files from store directories only.
+    pub fn new(stores: Vec<PathBuf>) -> Symbolizer {
+        Symbolizer::with_sources(Sources {
+            stores,
+            ..Sources::default()
+        })
+    }
+
+    pub fn with_sources(sources: Sources) -> Symbolizer {
+        Symbolizer {
+            warnings: sources.missing_dirs(),
+            sources,
+            modules: HashMap::new(),
+            loaded: HashMap::new(),
+            past_the_end: HashSet::new(),
+        }
+    }
+
+    /// What `offset` in the module named `module` (a path, a file name; None for a
+    /// build ID alone) with `build_id` resolves to.
+    pub fn resolve(
+        &mut self,
+        module: Option<&str>,
+        build_id: Option<&str>,
+        offset: u64,
+        base: Base,
+        pc: Pc,
+    ) -> Outcome {
+        let found = self.module(Wanted { module, build_id });
+        let Some(sym) = found.sym else {
+            return Outcome::NoModule;
+        };
+        let addr = match base {
+            Base::Load => Some(offset),
+            Base::Vaddr => offset.checked_sub(found.load_address.unwrap_or(0)),
+        };
+        // 32-bit ARM addresses may carry the Thumb bit: the instruction is at the even
+        // address (and a return address less one must land inside the call, not on
+        // the instruction after it).
+        let thumb = sym
+            .module
+            .as_ref()
+            .is_some_and(|m| m.arch == "arm" || m.arch.starts_with("armv") || m.arch == "thumb");
+        let addr = addr.map(|a| if thumb { a & !1 } else { a });
+        // A return address is the instruction after the call: one byte back is inside
+        // the call instruction, on every architecture.
+        let addr = match pc {
+            Pc::Exact => addr,
+            Pc::Return => addr.and_then(|a| a.checked_sub(1)),
+        };
+        let Some(addr) = addr else {
+            return Outcome::NoSymbol;
+        };
+        if base == Base::Vaddr
+            && found.load_address.is_none()
+            && addr >= sym.end().saturating_add(PAST_THE_END)
+        {
+            self.past_the_end(module.or(build_id).unwrap_or("?"), offset);
+            return Outcome::NoSymbol;
+        }
+        let frames = sym.lookup(addr);
+        if frames.is_empty() {
+            return Outcome::NoSymbol;
+        }
+        Outcome::Frames(
+            frames
+                .into_iter()
+                .map(|f| Resolved {
+                    function: f.function.to_string(),
+                    file: f.file.map(str::to_string),
+                    line: f.line,
+                    inlined: f.inlined,
+                })
+                .collect(),
+        )
+    }
+
+    /// Said once per module: the nearest PUBLIC before such an offset (`_fini`) would
+    /// be a wrong answer, so none is given.
+    fn past_the_end(&mut self, module: &str, offset: u64) {
+        if self.past_the_end.insert(module.to_string()) {
+            self.warnings.push(format!(
+                "{}: offset {offset:#x} lies past every record of its symbol file; if it \
+                 is a non-PIE program, its offsets count from its load address, which \
+                 only its binary or debug file tells (--debug-dir): not resolved",
+                crate::for_terminal(module)
+            ));
+        }
+    }
+
+    fn module(&mut self, want: Wanted) -> Module {
+        let key = (
+            want.module.map(str::to_string),
+            want.build_id.map(str::to_string),
+        );
+        if let Some(m) = self.modules.get(&key) {
+            return m.clone();
+        }
+        let found = match self.sources.find(want, &mut self.warnings) {
+            Source::SymFile(path) => {
+                let sym = self.loaded_or(&path, Self::load);
+                // The symbol file does not say where the module was linked to load:
+                // its binary or debug file does, when one is here.
+                let local = self.sources.local_object(want);
+                Module {
+                    sym,
+                    load_address: local.as_deref().and_then(sources::load_address),
+                }
+            }
+            Source::Object(path) => Module {
+                sym: self.loaded_or(&path, Self::dump),
+                load_address: sources::load_address(&path),
+            },
+            Source::Missing => Module {
+                sym: None,
+                load_address: None,
+            },
+        };
+        self.modules.insert(key, found.clone());
+        found
+    }
+
+    fn loaded_or(
+        &mut self,
+        path: &Path,
+        read: fn(&mut Self, &Path) -> Option<Arc<SymFile<Bytes>>>,
+    ) -> Option<Arc<SymFile<Bytes>>> {
+        if let Some(sym) = self.loaded.get(path) {
+            return sym.clone();
+        }
+        let sym = read(self, path);
+        self.loaded.insert(path.to_path_buf(), sym.clone());
+        sym
+    }
+
+    fn load(&mut self, path: &Path) -> Option<Arc<SymFile<Bytes>>> {
+        match Input::open(path) {
+            Ok(input) => Some(self.parse(path, Bytes(input))),
+            Err(e) => {
+                self.warnings.push(e.to_string());
+                None
+            }
+        }
+    }
+
+    /// Dumps the object file at `path` (a binary, whose debug file is looked for as
+    /// the dumper looks for it, or a debug file) into memory, with inlined calls and
+    /// without the unwind records a symbolizer does not read.
+    fn dump(&mut self, path: &Path) -> Option<Arc<SymFile<Bytes>>> {
+        let opts = crate::Options {
+            inlines: true,
+            cfi: false,
+            debug_dirs: self.sources.debug_dirs.clone(),
+            debuginfod: self.sources.debuginfod.clone(),
+            ..crate::Options::default()
+        };
+        let dumped = crate::dump(path, &opts).and_then(|d| {
+            let mut text = Vec::new();
+            crate::write_module(&d.module, &mut text)
+                .map_err(|e| crate::Error::new(path, crate::ErrorKind::Io(e)))?;
+            Ok(text)
+        });
+        match dumped {
+            Ok(text) => Some(self.parse(path, Bytes(Input::from_bytes(path.into(), text)))),
+            Err(e) => {
+                self.warnings.push(format!("cannot dump it: {e}"));
+                None
+            }
+        }
+    }
+
+    fn parse(&mut self, path: &Path, bytes: Bytes) -> Arc<SymFile<Bytes>> {
+        let sym = SymFile::parse(bytes);
+        let (damage, count) = sym.damage();
+        if let Some(first) = damage.first() {
+            self.warnings.push(format!(
+                "{}:{}: {} ({count} damaged line(s) skipped)",
+                path.display(),
+                first.line,
+                first.problem
+            ));
+        }
+        Arc::new(sym)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn thumb_bits_are_cleared_before_stepping_back() {
+        let dir = std::env::temp_dir().join(format!("dumpsyms-thumb-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let id = "9670EA4A3BA4E6F4E9F3A6C4D7E1A9B40";
+        let at = dir.join("libt.so").join(id);
+        std::fs::create_dir_all(&at).unwrap();
+        // A 4-byte BL at 0x1230 in caller; the next instruction at 0x1234 is in `after`.
+        std::fs::write(
+            at.join("libt.so.sym"),
+            format!("MODULE Linux arm {id} libt.so\nFUNC 1200 34 0 caller\nFUNC 1234 10 0 after\n"),
+        )
+        .unwrap();
+        let mut s = Symbolizer::new(vec![dir.clone()]);
+        let build_id = Some("4aea7096a43bf4e6e9f3a6c4d7e1a9b4");
+        let name = |o: Outcome| match o {
+            Outcome::Frames(f) => f[0].function.clone(),
+            other => format!("{other:?}"),
+        };
+        // The return address 0x1235 (Thumb bit set) is a call in `caller`.
+        let r = s.resolve(Some("libt.so"), build_id, 0x1235, Base::Load, Pc::Return);
+        assert_eq!(name(r), "caller");
+        let r = s.resolve(Some("libt.so"), build_id, 0x1235, Base::Load, Pc::Exact);
+        assert_eq!(name(r), "after");
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[test]
+    fn each_module_loads_once_and_return_addresses_step_back() {
+        let dir = std::env::temp_dir().join(format!("dumpsyms-symbolizer-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let id = "9670EA4A3BA4E6F4E9F3A6C4D7E1A9B40";
+        let at = dir.join("app").join(id);
+        std::fs::create_dir_all(&at).unwrap();
+        std::fs::write(
+            at.join("app.sym"),
+            format!(
+                "MODULE Linux x86_64 {id} app\nFILE 0 a.c\nFUNC 1000 10 0 f\n1000 10 7 0\nBAD\n"
+            ),
+        )
+        .unwrap();
+        let mut s = Symbolizer::new(vec![dir.clone()]);
+        let build_id = Some("4aea7096a43bf4e6e9f3a6c4d7e1a9b4");
+        let f = Resolved {
+            function: "f".into(),
+            file: Some("a.c".into()),
+            line: Some(7),
+            inlined: false,
+        };
+        let r = |s: &mut Symbolizer, off, pc| {
+            s.resolve(Some("/bin/app"), build_id, off, Base::Load, pc)
+        };
+        assert_eq!(
+            r(&mut s, 0x1000, Pc::Exact),
+            Outcome::Frames(vec![f.clone()])
+        );
+        // A return address at the function's end is a call at its last byte.
+        assert_eq!(r(&mut s, 0x1010, Pc::Return), Outcome::Frames(vec![f]));
+        assert_eq!(r(&mut s, 0x1010, Pc::Exact), Outcome::NoSymbol);
+        assert_eq!(
+            // No binary of it here: its offsets count from 0, as a PIE program's.
+            s.resolve(Some("/bin/app"), build_id, 0x1000, Base::Vaddr, Pc::Exact),
+            r(&mut s, 0x1000, Pc::Exact)
+        );
+        assert_eq!(
+            s.resolve(Some("other"), None, 0, Base::Load, Pc::Exact),
+            Outcome::NoModule
+        );
+        assert_eq!(s.loaded.len(), 1);
+        assert_eq!(s.warnings.len(), 1, "{:?}", s.warnings);
+        assert!(s.warnings[0].ends_with(
+            "app.sym:5: not a record of the Breakpad format (1 damaged line(s) skipped)"
+        ));
+        let _ = std::fs::remove_dir_all(dir);
+    }
+}

@@ -1,0 +1,196 @@
+//! The on-device stack trace (`../shared/docs/on-device-unwinding.md`): threads of
+//! program counters and the modules they fall in, each with its build ID, path, address
+//! range and the two offsets that undo ASLR. A PC's place in its ELF is
+//! `pc − runtime_offset + compiled_offset`, as the document says.
+
+use serde_json::Value;
+
+use super::input::{Base, Pc};
+
+/// A module of the trace.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Module {
+    pub path: String,
+    pub build_id: Option<String>,
+    pub start: u64,
+    pub end: u64,
+    pub runtime_offset: u64,
+    pub compiled_offset: u64,
+}
+
+/// One PC of a thread, placed in its module (None when no module's range holds it).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Frame {
+    pub pc: u64,
+    pub module: Option<usize>,
+    pub offset: u64,
+    pub base: Base,
+    pub kind: Pc,
+}
+
+/// The trace: its modules, and each thread's frames, innermost first.
+#[derive(Debug, Default)]
+pub struct Trace {
+    pub modules: Vec<Module>,
+    pub threads: Vec<Vec<Frame>>,
+}
+
+/// Reads a trace; Err says what is wrong with the document.
+pub fn parse(text: &str) -> Result<Trace, String> {
+    let doc: Value = serde_json::from_str(text).map_err(|e| format!("not JSON: {e}"))?;
+    let symbols = doc
+        .get("symbols")
+        .and_then(Value::as_array)
+        .ok_or("no \"symbols\" array")?;
+    let threads = doc
+        .get("threads")
+        .and_then(Value::as_array)
+        .ok_or("no \"threads\" array")?;
+    let mut trace = Trace::default();
+    for (i, s) in symbols.iter().enumerate() {
+        trace
+            .modules
+            .push(module(s).map_err(|e| format!("symbols[{i}]: {e}"))?);
+    }
+    for (t, thread) in threads.iter().enumerate() {
+        let pcs = thread
+            .get("pcs")
+            .and_then(Value::as_array)
+            .ok_or_else(|| format!("threads[{t}]: no \"pcs\" array"))?;
+        let mut frames = Vec::with_capacity(pcs.len());
+        for (n, pc) in pcs.iter().enumerate() {
+            let pc = hex_value(pc).map_err(|e| format!("threads[{t}].pcs[{n}]: {e}"))?;
+            frames.push(place(&trace.modules, pc, n == 0));
+        }
+        trace.threads.push(frames);
+    }
+    Ok(trace)
+}
+
+fn module(s: &Value) -> Result<Module, String> {
+    let field = |name: &str| s.get(name).ok_or_else(|| format!("no \"{name}\""));
+    let range = field("pc_range")?;
+    let start = hex_value(range.get("start").ok_or("no \"pc_range.start\"")?)?;
+    let end = hex_value(range.get("end").ok_or("no \"pc_range.end\"")?)?;
+    if end < start {
+        return Err(format!(
+            "pc_range ends ({end:#x}) before it starts ({start:#x})"
+        ));
+    }
+    let path = field("path")?
+        .as_str()
+        .ok_or("\"path\" is not a string")?
+        .to_string();
+    let build_id = s
+        .get("build_id")
+        .and_then(Value::as_str)
+        .filter(|id| {
+            !id.is_empty()
+                && id.len().is_multiple_of(2)
+                && id.bytes().all(|b| b.is_ascii_hexdigit())
+        })
+        .map(str::to_ascii_lowercase);
+    Ok(Module {
+        path,
+        build_id,
+        start,
+        end,
+        runtime_offset: hex_value(field("runtime_offset")?)?,
+        compiled_offset: hex_value(field("compiled_offset")?)?,
+    })
+}
+
+/// The module whose range holds `pc`, and the PC's ELF address there. The first PC of
+/// a thread is where it stopped; the others are return addresses.
+fn place(modules: &[Module], pc: u64, first: bool) -> Frame {
+    let module = modules.iter().position(|m| m.start <= pc && pc < m.end);
+    let offset = module.map_or(0, |i| {
+        let m = &modules[i];
+        pc.wrapping_sub(m.runtime_offset)
+            .wrapping_add(m.compiled_offset)
+    });
+    Frame {
+        pc,
+        module,
+        offset,
+        base: Base::Vaddr,
+        kind: if first { Pc::Exact } else { Pc::Return },
+    }
+}
+
+/// `"0x55ea82cc4000"` (or a plain number).
+fn hex_value(v: &Value) -> Result<u64, String> {
+    if let Some(n) = v.as_u64() {
+        return Ok(n);
+    }
+    let s = v.as_str().ok_or("not a hexadecimal string")?;
+    let digits = s
+        .strip_prefix("0x")
+        .or_else(|| s.strip_prefix("0X"))
+        .unwrap_or(s);
+    if digits.is_empty() || digits.len() > 16 {
+        return Err(format!("{s:?} is not a 64-bit hexadecimal number"));
+    }
+    u64::from_str_radix(digits, 16).map_err(|_| format!("{s:?} is not hexadecimal"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The shared document's full example, its elided PCs left out.
+    const EXAMPLE: &str = r#"{
+      "version": "1",
+      "signal": "SIGSEGV",
+      "cmdline": "memfaultctl\u0000trigger-coredump\u0000",
+      "symbols": [
+        {
+          "pc_range": { "start": "0x55ea82cc4000", "end": "0x55ea839d3000" },
+          "build_id": "4dfbaf904988c2cf8277f93d7adbf183884f8ed0",
+          "compiled_offset": "0x1bd000",
+          "runtime_offset": "0x55ea82cc4000",
+          "path": "/home/blake/memfaultd/target/debug/memfaultd"
+        },
+        {
+          "pc_range": { "start": "0x789a8e828000", "end": "0x789a8e9bd000" },
+          "build_id": "d5197096f709801829b118af1b7cf6631efa2dcd",
+          "compiled_offset": "0x28000",
+          "runtime_offset": "0x789a8e828000",
+          "path": "/usr/lib/x86_64-linux-gnu/libc.so.6"
+        }
+      ],
+      "threads": [
+        { "active": true,
+          "pcs": ["0x55ea82cff77c", "0x55ea82cff4a7", "0x789a8e829000", "0x10"] }
+      ]
+    }"#;
+
+    #[test]
+    fn pcs_are_placed_as_the_document_computes() {
+        let t = parse(EXAMPLE).unwrap();
+        assert_eq!(t.modules.len(), 2);
+        let f = &t.threads[0];
+        // The document's own worked example: 0x55ea82cff77c gives 1f877c.
+        assert_eq!(
+            (f[0].module, f[0].offset, f[0].kind),
+            (Some(0), 0x1f877c, Pc::Exact)
+        );
+        assert_eq!((f[1].offset, f[1].kind), (0x1f84a7, Pc::Return));
+        assert_eq!((f[2].module, f[2].offset), (Some(1), 0x29000));
+        assert_eq!(f[3].module, None);
+    }
+
+    #[test]
+    fn broken_documents_say_what_is_wrong() {
+        assert!(parse("{").unwrap_err().starts_with("not JSON"));
+        assert_eq!(parse("{}").unwrap_err(), "no \"symbols\" array");
+        let bad_pc = r#"{"symbols": [], "threads": [{"pcs": ["0xzz"]}]}"#;
+        assert_eq!(
+            parse(bad_pc).unwrap_err(),
+            "threads[0].pcs[0]: \"0xzz\" is not hexadecimal"
+        );
+        let backwards = r#"{"symbols": [{"pc_range": {"start": "0x10", "end": "0x1"},
+            "path": "a", "runtime_offset": "0", "compiled_offset": "0"}], "threads": []}"#;
+        assert!(parse(backwards).unwrap_err().contains("before it starts"));
+    }
+}

@@ -1,0 +1,169 @@
+//! Where a module's symbols come from, in order: store directories, symbol servers over
+//! HTTP (their files cached in a store), then an object file dumped on the fly — the
+//! binary at the report's path or in a debug directory, a debug file under a debug
+//! directory's `.build-id`, or one from debuginfod.
+
+use std::path::{Path, PathBuf};
+
+use super::store::{Found, Stores, debug_ids, file_name, unhex};
+use crate::fetch::debuginfod::Debuginfod;
+use crate::fetch::symbols::SymbolServers;
+use crate::load::{Input, Object};
+
+/// Everything a run may read symbols from.
+#[derive(Debug, Clone, Default)]
+pub struct Sources {
+    pub stores: Vec<PathBuf>,
+    /// `--symbols-url`: none when empty.
+    pub servers: Option<SymbolServers>,
+    /// `--debug-dir`: binaries by name, debug files by `.build-id`.
+    pub debug_dirs: Vec<PathBuf>,
+    /// Whether the files at the paths a report names are read (the command does; a
+    /// service symbolizing others' reports, or a fuzzer, need not).
+    pub module_paths: bool,
+    /// Debug files by build ID (`DEBUGINFOD_URLS`), unless turned off.
+    pub debuginfod: Option<Debuginfod>,
+}
+
+/// What was found for a module.
+pub enum Source {
+    /// A symbol file, from a store or a server's cache.
+    SymFile(PathBuf),
+    /// An object file to dump: a binary, or a debug file.
+    Object(PathBuf),
+    Missing,
+}
+
+/// A module as a report names it.
+#[derive(Clone, Copy)]
+pub struct Wanted<'a> {
+    /// A path or a file name; None when the report gives only a build ID.
+    pub module: Option<&'a str>,
+    /// GNU build ID, hex.
+    pub build_id: Option<&'a str>,
+}
+
+impl Sources {
+    /// Stores and debug directories that are not directories (a typo is otherwise
+    /// only a report with nothing resolved).
+    pub fn missing_dirs(&self) -> Vec<String> {
+        let stores = self.stores.iter().map(|d| ("--store", d));
+        let debug = self.debug_dirs.iter().map(|d| ("--debug-dir", d));
+        stores
+            .chain(debug)
+            .filter(|(_, d)| !d.is_dir())
+            .map(|(flag, d)| format!("{flag} {}: not a directory", d.display()))
+            .collect()
+    }
+
+    /// The first source of `want`'s symbols; what went wrong on the way (an ambiguous
+    /// name, failing servers) goes to `warnings`.
+    pub fn find(&mut self, want: Wanted, warnings: &mut Vec<String>) -> Source {
+        match Stores::new(self.stores.clone()).find(want.module, want.build_id) {
+            Found::File(path) => return Source::SymFile(path),
+            Found::Ambiguous(ids) => {
+                warnings.push(format!(
+                    "{}: no build ID given and the stores hold {} builds of it ({}): \
+                     not resolved",
+                    crate::for_terminal(want.module.unwrap_or("")),
+                    ids.len(),
+                    ids.join(", ")
+                ));
+                return Source::Missing;
+            }
+            Found::Missing => {}
+        }
+        if let Some(path) = self.on_servers(want, warnings) {
+            return Source::SymFile(path);
+        }
+        if let Some(path) = self.local_object(want) {
+            return Source::Object(path);
+        }
+        match self.on_debuginfod(want, warnings) {
+            Some(path) => Source::Object(path),
+            None => Source::Missing,
+        }
+    }
+
+    fn on_servers(&mut self, want: Wanted, warnings: &mut Vec<String>) -> Option<PathBuf> {
+        let servers = self.servers.as_mut()?;
+        let name = want.module.and_then(file_name)?;
+        let ids = debug_ids(want.build_id?);
+        if ids.is_empty() || servers.urls.is_empty() {
+            return None;
+        }
+        let fetched = servers.find(name, &ids);
+        if !fetched.problems.is_empty() {
+            warnings.extend(fetched.problems.iter().cloned());
+            // A server that failed (down, hanging, refusing) is not asked again in this
+            // run: each module would wait for it as long again.
+            servers.urls.retain(|u| {
+                !fetched
+                    .problems
+                    .iter()
+                    .any(|p| p.contains(u.trim_end_matches('/')))
+            });
+        }
+        fetched.path
+    }
+
+    /// The object file on this machine that is the module's binary or debug file: at
+    /// the report's path, in a debug directory by name, or under a debug directory's
+    /// `.build-id`; with a build ID, only a file of that build.
+    pub fn local_object(&self, want: Wanted) -> Option<PathBuf> {
+        let mut candidates: Vec<PathBuf> = Vec::new();
+        if let Some(module) = want.module
+            && self.module_paths
+            && module.contains(['/', '\\'])
+        {
+            candidates.push(PathBuf::from(module));
+        }
+        let name = want.module.and_then(file_name);
+        let hex = want
+            .build_id
+            .filter(|id| id.len() >= 2 && id.bytes().all(|b| b.is_ascii_hexdigit()))
+            .map(str::to_ascii_lowercase);
+        for dir in &self.debug_dirs {
+            if let Some(name) = name {
+                candidates.push(dir.join(name));
+            }
+            if let Some(hex) = &hex {
+                candidates.push(crate::locate::build_id_path(dir, hex));
+            }
+        }
+        candidates
+            .into_iter()
+            .find(|c| is_object_of(c, want.build_id))
+    }
+
+    fn on_debuginfod(&self, want: Wanted, warnings: &mut Vec<String>) -> Option<PathBuf> {
+        let client = self.debuginfod.as_ref()?;
+        let id = unhex(want.build_id?)?;
+        let fetched = client.debuginfo(&id);
+        warnings.extend(fetched.problems);
+        fetched.path
+    }
+}
+
+/// Whether `path` is an object file, and of build `build_id` when one is given.
+fn is_object_of(path: &Path, build_id: Option<&str>) -> bool {
+    let Ok(input) = Input::open(path) else {
+        return false;
+    };
+    let Ok(obj) = Object::parse_any(&input) else {
+        return false;
+    };
+    match build_id {
+        None => true,
+        Some(want) => crate::identity::build_id(&obj)
+            .is_some_and(|have| crate::identity::hex_upper(have).eq_ignore_ascii_case(want)),
+    }
+}
+
+/// The load address of the object file at `path`: its first `PT_LOAD`'s virtual
+/// address for ELF (what the dumper subtracts from every address it writes).
+pub fn load_address(path: &Path) -> Option<u64> {
+    let input = Input::open(path).ok()?;
+    let obj = Object::parse_any(&input).ok()?;
+    Some(crate::identity::layout(&obj).load_address)
+}
