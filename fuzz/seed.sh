@@ -6,7 +6,7 @@ cd "$(dirname "$0")"
 fixtures=../fixtures
 # llvm-objcopy reads Mach-O too; GNU objcopy (binutils) is enough for the ELF seeds.
 objcopy=$(command -v llvm-objcopy || command -v objcopy || true)
-mkdir -p corpus/{dump,unwind_section,dwarf_expression,compact_unwind,link_sections,debug_info_stream,exidx,pe_unwind,pdb,demangle,demangle_swift,symbol_file,report}
+mkdir -p corpus/{dump,unwind_section,dwarf_expression,compact_unwind,link_sections,debug_info_stream,exidx,pe_unwind,pdb,demangle,demangle_swift,symbol_file,report,cabinet}
 
 tmp=$(mktemp)
 out=$(mktemp)
@@ -132,6 +132,12 @@ printf '%s\n' '*** *** ***' 'backtrace:' \
     '11-24 12:00:00.000  1234  1234 F DEBUG   :       #01 pc 00001231  /data/app/~~x==/base.apk!libn.so (offset 0x1000)' \
     './app(+0x1234)[0x55d1c2b3a234]' './nopie[0x401180]' 'libfoo.so+0x10' \
     '4929ac8cb3c174c113cafc7250efe12eee45cd25+0x1f877c' > corpus/report/tombstone-and-lines
+
+# Cabinets as symbol servers answer: LZX (the fixture) and MSZIP (gcab's, if it is here).
+cp "$fixtures/windows/lzx/app.pd_" corpus/cabinet/lzx
+if command -v gcab >/dev/null; then
+    gcab -c -z -n corpus/cabinet/mszip "$fixtures/windows/msvc-i686/app.pdb"
+fi
 
 for t in corpus/*; do echo "$(basename "$t"): $(ls "$t" | wc -l) seeds"; done
 

@@ -9,8 +9,10 @@ use std::time::Instant;
 
 use rayon::prelude::*;
 
+use crate::byid::ById;
 use crate::error::{Warning, WarningKind, Warnings};
 use crate::output::AtomicFile;
+use crate::shard::Shard;
 use crate::upload::{Sent, SymbolFile, Uploader};
 use crate::{Dump, Options, tree};
 
@@ -50,11 +52,15 @@ pub enum Failure {
     /// Standard output was closed by its reader: stop quietly.
     BrokenPipe,
     Message(String),
+    /// A module asked for by id that no server has.
+    NotFound(String),
 }
 
 /// The options of a dump and how much to say about it.
 pub struct Batch<'a> {
     pub opts: &'a Options,
+    /// `--shard`: only this share of the modules is written.
+    pub shard: Option<Shard>,
     /// Every warning, every path tried, every file written (`-v`), rather than a
     /// count.
     pub verbose: bool,
@@ -76,6 +82,10 @@ enum Stored {
     Dumped(Vec<PathBuf>),
     /// Its symbol file was already in the store (`--skip-existing`).
     Existing,
+    /// Another shard's (`--shard`).
+    OtherShard,
+    /// Asked for by id and not on any server: what.
+    NotFound(String),
     /// An object file that is not a module of its own (`-v` says why).
     Companion,
     /// Not an object file, met while walking a directory.
@@ -89,6 +99,89 @@ impl Batch<'_> {
     pub fn one(&self, input: &Path, to: &Destination) -> Result<Option<PathBuf>, Failure> {
         crate::workers::run(self.opts.jobs, || self.dump_and_write(self.opts, input, to))
             .map_err(Failure::Message)?
+    }
+
+    /// Fetches the module `want` names by id (see [`crate::byid`]) and writes its
+    /// symbol file to `to`, as [`Batch::one`] does for a file on disk.
+    pub fn by_id(&self, want: &ById, to: &Destination) -> Result<Option<PathBuf>, Failure> {
+        let local = want.fetch(self.opts).map_err(|u| match u.not_found {
+            true => Failure::NotFound(u.message),
+            false => Failure::Message(u.message),
+        })?;
+        for problem in &local.problems {
+            self.report
+                .error(&format!("warning: {}: {problem}", want.file));
+        }
+        let opts = Options {
+            companion: local
+                .companion
+                .clone()
+                .or_else(|| self.opts.companion.clone()),
+            name: self.opts.name.clone().or_else(|| local.name.clone()),
+            ..self.opts.clone()
+        };
+        crate::workers::run(opts.jobs, || self.dump_and_write(&opts, &local.input, to))
+            .map_err(Failure::Message)?
+    }
+
+    /// Every module of a missing-symbols list (see [`crate::missing`]) fetched by id
+    /// and written into `store`, rows in parallel as [`Batch::store`] runs files.
+    pub fn missing(&self, rows: &[ById], store: &Path, skip_existing: bool) -> Summary {
+        let started = Instant::now();
+        self.report.progress(Progress::Start { files: rows.len() });
+        let outcomes = crate::workers::run(self.opts.jobs, || {
+            let mut outcomes: Vec<Stored> = Vec::with_capacity(rows.len());
+            for chunk in rows.chunks(rayon::current_num_threads().max(1)) {
+                let done: Vec<Stored> = chunk
+                    .par_iter()
+                    .map(|row| {
+                        self.report.progress(Progress::File(Path::new(&row.file)));
+                        let outcome = self.store_by_id(store, row, skip_existing);
+                        self.report.progress(Progress::Done);
+                        outcome
+                    })
+                    .collect();
+                outcomes.extend(done);
+            }
+            outcomes
+        });
+        self.report.progress(Progress::Finish);
+        let outcomes = outcomes.unwrap_or_else(|e| vec![Stored::Failed(e)]);
+        let summary = self.summarize(outcomes, &[], started);
+        for m in &summary.failures {
+            self.report.error(&format!("failed: {m}"));
+        }
+        summary
+    }
+
+    /// One row of a missing-symbols list.
+    fn store_by_id(&self, store: &Path, row: &ById, skip_existing: bool) -> Stored {
+        let debug_id = row.store_debug_id();
+        if let (Some(shard), Some(id)) = (self.shard, &debug_id)
+            && !shard.takes(&row.file, id)
+        {
+            return Stored::OtherShard;
+        }
+        if skip_existing
+            && let Some(id) = &debug_id
+            && crate::untrusted::path_component(&row.file, "module name").is_ok()
+            && crate::untrusted::path_component(id, "debug id").is_ok()
+            && store
+                .join(crate::breakpad::store::relative_path(&row.file, id))
+                .is_file()
+        {
+            return Stored::Existing;
+        }
+        let to = Destination::Store(store.to_path_buf());
+        match self.by_id(row, &to) {
+            Ok(written) => Stored::Dumped(written.into_iter().collect()),
+            Err(Failure::BrokenPipe) => Stored::Dumped(Vec::new()),
+            Err(Failure::NotFound(m)) => Stored::NotFound(m),
+            Err(Failure::Message(m)) => {
+                self.report.error(&format!("error: {m}"));
+                Stored::Failed(m)
+            }
+        }
     }
 
     /// Every input, and every object file under the directories among them, into the
@@ -144,12 +237,15 @@ impl Batch<'_> {
         let dumped = count(|o| matches!(o, Stored::Dumped(_)));
         let existing = count(|o| matches!(o, Stored::Existing));
         let companions = count(|o| matches!(o, Stored::Companion));
+        let elsewhere = count(|o| matches!(o, Stored::OtherShard));
+        let not_found = count(|o| matches!(o, Stored::NotFound(_)));
         let mut summary = Summary::default();
         for o in outcomes {
             match o {
                 Stored::Dumped(paths) => summary.written.extend(paths),
                 Stored::Failed(m) => summary.failures.push(m),
-                Stored::Existing | Stored::Companion | Stored::NotObject => {}
+                Stored::NotFound(m) => self.report.note(&format!("not on any server: {m}")),
+                Stored::Existing | Stored::Companion | Stored::NotObject | Stored::OtherShard => {}
             }
         }
         for (dir, e) in unreadable {
@@ -157,8 +253,16 @@ impl Batch<'_> {
             self.report.error(&format!("error: {m}"));
             summary.failures.push(m);
         }
+        let absent = match not_found {
+            0 => String::new(),
+            n => format!(", {n} not on any server"),
+        };
+        let shard = match self.shard {
+            Some(shard) => format!(", {elsewhere} left to the other shards (this is {shard})"),
+            None => String::new(),
+        };
         self.report.note(&format!(
-            "{dumped} dumped, {} skipped ({existing} already in the store, {companions} not modules of their own), {} failed, in {:.1} s",
+            "{dumped} dumped{absent}, {} skipped ({existing} already in the store, {companions} not modules of their own){shard}, {} failed, in {:.1} s",
             existing + companions,
             summary.failures.len(),
             started.elapsed().as_secs_f64()
@@ -172,7 +276,13 @@ impl Batch<'_> {
         if walked && let Some(passed_over) = self.pass_over(file) {
             return passed_over;
         }
-        let variants = slices(self.opts, file);
+        let mut variants = slices(self.opts, file);
+        if let Some(shard) = self.shard {
+            variants.retain(|o| in_shard(shard, o, file));
+            if variants.is_empty() {
+                return Stored::OtherShard;
+            }
+        }
         if skip_existing && variants.iter().all(|o| already_stored(o, store, file)) {
             return Stored::Existing;
         }
@@ -184,7 +294,7 @@ impl Batch<'_> {
         });
         match result {
             Ok(()) | Err(Failure::BrokenPipe) => Stored::Dumped(written),
-            Err(Failure::Message(m)) => {
+            Err(Failure::Message(m) | Failure::NotFound(m)) => {
                 self.report.error(&format!("error: {m}"));
                 Stored::Failed(m)
             }
@@ -366,6 +476,20 @@ fn slices(opts: &Options, file: &Path) -> Vec<Options> {
             })
             .collect(),
         _ => vec![opts.clone()],
+    }
+}
+
+/// Whether the module `opts` dumps from `file` is `shard`'s, by the name and debug id
+/// its header gives. A file whose header cannot be read goes by its path, so that one
+/// shard, and only one, reports it.
+fn in_shard(shard: Shard, opts: &Options, file: &Path) -> bool {
+    let header = Options {
+        header_only: true,
+        ..opts.clone()
+    };
+    match crate::dump(file, &header) {
+        Ok(d) => shard.takes(&d.module.name, &d.module.debug_id),
+        Err(_) => shard.takes(&file.to_string_lossy(), ""),
     }
 }
 

@@ -8,10 +8,12 @@ use clap::{Parser, Subcommand, ValueHint};
 use clap_complete::Shell;
 use dumpsyms::Options;
 use dumpsyms::batch::Destination;
+use dumpsyms::byid::ById;
 use dumpsyms::fetch::Limits;
 use dumpsyms::fetch::debuginfod::Debuginfod;
 use dumpsyms::fetch::symbols::SymbolServers;
 use dumpsyms::fetch::symsrv::SymbolPath;
+use dumpsyms::shard::Shard;
 use dumpsyms::symbolize::sources::Sources;
 use dumpsyms::upload::Uploader;
 
@@ -89,9 +91,25 @@ pub struct Cli {
         requires = "upload"
     )]
     upload_protocol: dumpsyms::upload::Protocol,
+    /// With --store: fetch, dump and store every module of a missing-symbols list
+    /// (Socorro's CSV, debug_file,debug_id,code_file,code_id, or those four fields per
+    /// line) instead of PATHs
+    #[arg(
+        long,
+        value_name = "FILE",
+        requires = "store",
+        conflicts_with = "paths",
+        value_hint = ValueHint::FilePath
+    )]
+    missing: Option<PathBuf>,
     /// With --store: leave inputs whose symbol file is already in the store alone
     #[arg(long = "skip-existing", requires = "store")]
     skip_existing: bool,
+    /// With --store: write only shard K of N (K from 1; auto/N takes K from
+    /// JOB_COMPLETION_INDEX + 1), by module name and debug id, so that N runs split the
+    /// work and together write what one run writes
+    #[arg(long, value_name = "K/N", requires = "store", value_parser = Shard::parse)]
+    shard: Option<Shard>,
     /// No progress bar, summary or warnings; errors only
     #[arg(short = 'q', long = "quiet", conflicts_with = "verbose")]
     quiet: bool,
@@ -124,6 +142,19 @@ pub struct Cli {
     /// Do not fetch missing debug files from the debuginfod servers in DEBUGINFOD_URLS
     #[arg(long = "no-debuginfod")]
     no_debuginfod: bool,
+    /// Fetch the module by this debug id instead of reading PATH: a PDB (PATH is its
+    /// name, e.g. ntdll.pdb) from the symbol servers
+    #[arg(long = "debug-id", value_name = "ID")]
+    fetch_debug_id: Option<String>,
+    /// Fetch the module by this code id instead of reading PATH: a PE image's
+    /// (TimeDateStamp and SizeOfImage) from the symbol servers, or an ELF file's GNU
+    /// build ID from debuginfod (PATH is the module's file name, e.g. libc.so.6)
+    #[arg(long = "code-id", value_name = "ID")]
+    fetch_code_id: Option<String>,
+    /// With --debug-id and --code-id: the image's file name [default: the PDB's name
+    /// with .dll]
+    #[arg(long = "code-file", value_name = "NAME", requires = "fetch_code_id")]
+    code_file: Option<String>,
     /// The slice of a universal (fat) Mach-O binary to dump: x86_64, arm64, x86 (i386)
     #[arg(long, value_name = "ARCH")]
     arch: Option<String>,
@@ -134,7 +165,7 @@ pub struct Cli {
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
     jobs: Option<u16>,
     /// The binary [and debug directories], or with --store the binaries
-    #[arg(required = true, value_name = "PATH", value_hint = ValueHint::AnyPath)]
+    #[arg(required_unless_present = "missing", value_name = "PATH", value_hint = ValueHint::AnyPath)]
     paths: Vec<PathBuf>,
 }
 
@@ -234,6 +265,14 @@ pub enum Mode {
     ListArch(Vec<PathBuf>),
     /// Dump one input to standard output or a file.
     One { input: PathBuf, to: Destination },
+    /// Fetch a module by id, then dump it to standard output, a file or a store.
+    ById { want: ById, to: Destination },
+    /// Fetch, dump and store every module of a missing-symbols list.
+    Missing {
+        list: PathBuf,
+        store: PathBuf,
+        skip_existing: bool,
+    },
     /// Dump inputs and trees into a symbol store.
     Store {
         paths: Vec<PathBuf>,
@@ -246,6 +285,7 @@ pub enum Mode {
 pub struct Run {
     pub mode: Mode,
     pub opts: Options,
+    pub shard: Option<Shard>,
     pub uploader: Option<Uploader>,
     pub verbose: bool,
     pub quiet: bool,
@@ -285,6 +325,7 @@ impl Cli {
         Ok(Run {
             mode,
             opts,
+            shard: self.shard,
             uploader,
             verbose: self.verbose,
             quiet: self.quiet,
@@ -305,6 +346,7 @@ impl Cli {
         Run {
             mode,
             opts: Options::default(),
+            shard: None,
             uploader: None,
             verbose: false,
             quiet: true,
@@ -314,6 +356,16 @@ impl Cli {
     fn mode(&self) -> Result<Mode, Refused> {
         if self.list_arch {
             return Ok(Mode::ListArch(self.paths.clone()));
+        }
+        if let (Some(list), Some(store)) = (&self.missing, &self.store) {
+            return Ok(Mode::Missing {
+                list: list.clone(),
+                store: store.clone(),
+                skip_existing: self.skip_existing,
+            });
+        }
+        if self.fetch_debug_id.is_some() || self.fetch_code_id.is_some() {
+            return self.by_id();
         }
         if let Some(store) = &self.store {
             return Ok(Mode::Store {
@@ -337,6 +389,27 @@ impl Cli {
             None => Destination::Stdout,
         };
         Ok(Mode::One { input, to })
+    }
+
+    /// `--debug-id`/`--code-id`: one module, named by the only PATH.
+    fn by_id(&self) -> Result<Mode, Refused> {
+        let [file] = self.paths.as_slice() else {
+            return Err(usage(
+                "--debug-id and --code-id fetch one module: give its name alone".into(),
+            ));
+        };
+        let want = ById {
+            file: file.to_string_lossy().into_owned(),
+            debug_id: self.fetch_debug_id.clone(),
+            code_id: self.fetch_code_id.clone(),
+            code_file: self.code_file.clone(),
+        };
+        let to = match (&self.store, &self.output) {
+            (Some(store), _) => Destination::Store(store.clone()),
+            (None, Some(file)) => Destination::File(file.clone()),
+            (None, None) => Destination::Stdout,
+        };
+        Ok(Mode::ById { want, to })
     }
 
     /// Without --store, the paths after the first are debug directories, and a file

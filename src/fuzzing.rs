@@ -334,6 +334,19 @@ pub fn report(data: &[u8]) {
     }
 }
 
+/// A symbol server's compressed answer: any bytes as a cabinet, inflated under a 1 MiB
+/// bound (the same code that fills the cache). Never more than the bound, nor more than
+/// the size the cabinet states.
+pub fn cabinet(data: &[u8]) {
+    let mut out = Vec::new();
+    if let Ok(size) =
+        crate::fetch::cab::inflate_one(std::io::Cursor::new(data), "app.pdb", 1 << 20, &mut out)
+    {
+        assert_eq!(size, out.len() as u64);
+        assert!(out.len() <= 1 << 20);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -383,5 +396,8 @@ mod tests {
         report(b"    #0 0x1 (/a+0x10) (BuildId: 00)\n\xffx\nlib+0x1\n");
         report(b"\n\n{\"symbols\": []}");
         report(b"");
+        let lzx =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/windows/lzx/app.pd_");
+        cabinet(&std::fs::read(lzx).unwrap());
     }
 }

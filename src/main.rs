@@ -40,6 +40,7 @@ fn main() -> ExitCode {
     let stderr = Stderr::new(&run);
     let batch = Batch {
         opts: &run.opts,
+        shard: run.shard,
         verbose: run.verbose,
         report: &stderr,
     };
@@ -52,17 +53,13 @@ fn main() -> ExitCode {
             input,
         } => symbolize(sources, *json, input.as_deref()),
         Mode::ListArch(inputs) => list_arch(inputs),
-        Mode::One { input, to } => match batch.one(input, to) {
-            Ok(written) => match (&run.uploader, written) {
-                (Some(u), Some(path)) => batch.upload(u, std::slice::from_ref(&path)),
-                _ => true,
-            },
-            Err(Failure::BrokenPipe) => true,
-            Err(Failure::Message(m)) => {
-                say(&format!("dumpsyms: error: {m}"));
-                false
-            }
-        },
+        Mode::One { input, to } => one_written(&batch, &run, batch.one(input, to)),
+        Mode::ById { want, to } => one_written(&batch, &run, batch.by_id(want, to)),
+        Mode::Missing {
+            list,
+            store,
+            skip_existing,
+        } => missing(&batch, &run, list, store, *skip_existing),
         Mode::Store {
             paths,
             store,
@@ -80,6 +77,59 @@ fn main() -> ExitCode {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
+    }
+}
+
+/// `--missing`: every row of the list fetched, dumped and stored (and uploaded); false
+/// if the list cannot be read, has rows that cannot be, or any row failed. Rows no
+/// server has are counted, not failures: most of a crash list's modules are on none.
+fn missing(
+    batch: &Batch,
+    run: &Run,
+    list: &std::path::Path,
+    store: &std::path::Path,
+    skip_existing: bool,
+) -> bool {
+    let text = match std::fs::read_to_string(list) {
+        Ok(text) => text,
+        Err(e) => {
+            say(&format!("dumpsyms: error: {}: {e}", list.display()));
+            return false;
+        }
+    };
+    let (rows, bad) = dumpsyms::missing::parse(&text);
+    for b in &bad {
+        say(&format!(
+            "dumpsyms: error: {}:{}: {}",
+            list.display(),
+            b.line,
+            dumpsyms::for_terminal(&b.problem)
+        ));
+    }
+    let summary = batch.missing(&rows, store, skip_existing);
+    let uploaded = match &run.uploader {
+        Some(u) if !summary.written.is_empty() => batch.upload(u, &summary.written),
+        _ => true,
+    };
+    bad.is_empty() && summary.failures.is_empty() && uploaded
+}
+
+/// The end of a run that writes one symbol file: uploaded if asked; false on failure.
+fn one_written(
+    batch: &Batch,
+    run: &Run,
+    written: Result<Option<std::path::PathBuf>, Failure>,
+) -> bool {
+    match written {
+        Ok(written) => match (&run.uploader, written) {
+            (Some(u), Some(path)) => batch.upload(u, std::slice::from_ref(&path)),
+            _ => true,
+        },
+        Err(Failure::BrokenPipe) => true,
+        Err(Failure::Message(m) | Failure::NotFound(m)) => {
+            say(&format!("dumpsyms: error: {m}"));
+            false
+        }
     }
 }
 

@@ -47,6 +47,22 @@ fn free_port() -> u16 {
         .port()
 }
 
+/// `work/files`, for debuginfod to serve: the stripped fixture program's debug file,
+/// and with `executable` the program too.
+fn served_files(work: &Path, executable: bool) -> PathBuf {
+    let files = work.join("files");
+    std::fs::create_dir_all(&files).unwrap();
+    if executable {
+        std::fs::copy(stripped(), files.join("app")).unwrap();
+    }
+    std::fs::copy(
+        fixtures().join("extra/debuglink/app.debug"),
+        files.join("app.debug"),
+    )
+    .unwrap();
+    files
+}
+
 /// elfutils' debuginfod over `dir`, stopped when dropped.
 struct Server {
     child: Child,
@@ -94,13 +110,7 @@ impl Drop for Server {
 #[ignore = "needs elfutils' debuginfod; .ci/run installs it"]
 fn stripped_binary_dumps_through_debuginfod_as_through_debug_dir_then_from_cache() {
     let work = scratch("real");
-    let files = work.join("files");
-    std::fs::create_dir_all(&files).unwrap();
-    std::fs::copy(
-        fixtures().join("extra/debuglink/app.debug"),
-        files.join("app.debug"),
-    )
-    .unwrap();
+    let files = served_files(&work, false);
     // dwz's alternate file, fetched by the build ID in .gnu_debugaltlink.
     std::fs::copy(
         fixtures().join("extra/dwz4/dumpsyms-fixture.debug"),
@@ -303,13 +313,7 @@ fn no_debuginfod_never_connects_and_unset_means_off() {
 #[ignore = "needs elfutils' debuginfod; .ci/run installs it"]
 fn symbolize_fetches_a_debug_file_by_build_id_and_dumps_it() {
     let work = scratch("symbolize");
-    let files = work.join("files");
-    std::fs::create_dir_all(&files).unwrap();
-    std::fs::copy(
-        fixtures().join("extra/debuglink/app.debug"),
-        files.join("app.debug"),
-    )
-    .unwrap();
+    let files = served_files(&work, false);
     let id = build_id();
     // Addresses llvm-symbolizer was asked about, as `<build ID>+0xOFFSET` lines.
     let oracle =
@@ -372,4 +376,218 @@ fn symbolize_fetches_a_debug_file_by_build_id_and_dumps_it() {
     let off = run(&["symbolize", "--no-debuginfod", report_path], &env);
     assert!(off.status.success());
     assert!(!String::from_utf8_lossy(&off.stdout).contains(" at "));
+}
+
+/// `--code-id BUILDID NAME`: a module nobody has locally, its executable and then its
+/// debug file fetched from debuginfod by build ID, dumps to the bytes its two files give
+/// on disk; a second run, with the server gone, works from the cache; an ID no server
+/// has fails by name.
+#[test]
+#[ignore = "needs elfutils' debuginfod; .ci/run installs it"]
+fn a_module_by_build_id_dumps_as_its_files_do_then_from_the_cache() {
+    let work = scratch("byid");
+    let files = served_files(&work, true);
+    let root = fixtures().join("extra/debugroot");
+    let expected = run(
+        &[
+            "--debug-dir",
+            root.to_str().unwrap(),
+            stripped().to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert!(expected.status.success());
+    assert!(String::from_utf8_lossy(&expected.stdout).contains("\nSTACK CFI INIT "));
+
+    let id = build_id();
+    let server = Server::start(&files, &work.join("db.sqlite"), &[&id]);
+    let executable = format!("{}/buildid/{id}/executable", server.url);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while ureq::get(&executable).call().is_err() {
+        assert!(
+            Instant::now() < deadline,
+            "debuginfod never served {executable}"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let cache = work.join("cache");
+    let url = server.url.clone();
+    let env = [
+        ("DEBUGINFOD_URLS", url.as_str()),
+        ("DEBUGINFOD_CACHE_PATH", cache.to_str().unwrap()),
+    ];
+    // `app` is the module's name; no such file is here.
+    let fetched = run(&["app", "--code-id", &id], &env);
+    let stderr = String::from_utf8_lossy(&fetched.stderr);
+    assert!(fetched.status.success(), "{stderr}");
+    assert!(
+        fetched.stdout == expected.stdout,
+        "by build ID differs: {stderr}"
+    );
+    assert!(cache.join(&id).join("executable").is_file());
+    assert!(cache.join(&id).join("debuginfo").is_file());
+
+    let unknown = "00112233445566778899aabbccddeeff00112233";
+    let missing = run(&["libnone.so", "--code-id", unknown], &env);
+    assert_eq!(missing.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&missing.stderr);
+    assert!(
+        err.contains("libnone.so") && err.contains("on no server"),
+        "{err}"
+    );
+
+    drop(server);
+    let again = run(&["app", "--code-id", &id], &env);
+    assert!(again.stdout == expected.stdout, "from the cache differs");
+    // With the server gone, a module not in the cache is a server failure, said so.
+    let dead = run(&["libnone.so", "--code-id", unknown], &env);
+    assert_eq!(dead.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&dead.stderr);
+    assert!(
+        err.contains("could not be fetched") && err.contains("unreachable"),
+        "{err}"
+    );
+}
+
+/// `--missing`: a list mixing Windows rows (a symbol server: Python's http.server over a
+/// symstore tree, the PDB as gcab's cabinet) and Linux rows (elfutils' debuginfod), two
+/// of them on no server and one given twice. The found ones are stored as their files
+/// dump on disk; the absent ones are counted, not failures; `--skip-existing` fetches
+/// nothing again; two shards of the list write together what one run writes.
+#[test]
+#[ignore = "needs elfutils' debuginfod; .ci/run installs it"]
+fn a_missing_symbols_list_is_fetched_dumped_and_stored() {
+    let work = scratch("missing");
+    // Linux: the stripped program and its debug file.
+    let files = served_files(&work, true);
+    let id = build_id();
+    let server = Server::start(&files, &work.join("db.sqlite"), &[&id]);
+    let executable = format!("{}/buildid/{id}/executable", server.url);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while ureq::get(&executable).call().is_err() {
+        assert!(
+            Instant::now() < deadline,
+            "debuginfod never served {executable}"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    // Windows: the PDB compressed, the image plain.
+    let x64 = fixtures().join("windows/msvc-x86_64");
+    let (pdb_id, code_id) = ("E145B4CDF1E2F3CB4C4C44205044422E1", "17D3A3146000");
+    let symstore = work.join("symstore");
+    let pdb_dir = symstore.join("app.pdb").join(pdb_id);
+    std::fs::create_dir_all(&pdb_dir).unwrap();
+    let o = Command::new("gcab")
+        .args(["-c", "-z", "-n"])
+        .arg(pdb_dir.join("app.pd_"))
+        .arg(x64.join("app.pdb"))
+        .output()
+        .expect("gcab");
+    assert!(o.status.success());
+    let exe_dir = symstore.join("app.exe").join(code_id);
+    std::fs::create_dir_all(&exe_dir).unwrap();
+    std::fs::copy(x64.join("app.exe"), exe_dir.join("app.exe")).unwrap();
+    let served = Served::start(&symstore);
+
+    let header = stdout_of_success(run(&["-i", stripped().to_str().unwrap()], &[]));
+    let app_debug_id = header.split_whitespace().nth(3).unwrap().to_string();
+    let list = work.join("missing.csv");
+    std::fs::write(
+        &list,
+        format!(
+            "debug_file,debug_id,code_file,code_id,count\n\
+             app.pdb,{pdb_id},app.exe,{code_id},7\n\
+             app,{app_debug_id},app,{id},3\n\
+             absent.pdb,000000000000000000000000000000001,absent.dll,000000001000,2\n\
+             libabsent.so,,libabsent.so,00112233445566778899aabbccddeeff00112233,1\n\
+             app.pdb,{pdb_id},app.exe,{code_id},1\n"
+        ),
+    )
+    .unwrap();
+    let cache = work.join("cache");
+    let symbol_server = format!("SRV*{}*{}", work.join("symcache").display(), served.url);
+    let env = [
+        ("DEBUGINFOD_URLS", server.url.as_str()),
+        ("DEBUGINFOD_CACHE_PATH", cache.to_str().unwrap()),
+    ];
+    let missing = |store: &Path, extra: &[&str]| {
+        let mut args = vec![
+            "--symbol-server",
+            &symbol_server,
+            "--store",
+            store.to_str().unwrap(),
+            "--missing",
+            list.to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
+        run(&args, &env)
+    };
+    let store = work.join("store");
+    let o = missing(&store, &[]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(err.contains("2 dumped, 2 not on any server"), "{err}");
+    assert!(
+        err.contains("absent.pdb") && err.contains("libabsent.so"),
+        "{err}"
+    );
+
+    let windows = stdout_of_success(run(
+        &[
+            x64.join("app.pdb").to_str().unwrap(),
+            x64.join("app.exe").to_str().unwrap(),
+        ],
+        &[],
+    ));
+    let stored = |rel: String| std::fs::read_to_string(store.join(rel)).unwrap();
+    assert_eq!(stored(format!("app.pdb/{pdb_id}/app.sym")), windows);
+    let root = fixtures().join("extra/debugroot");
+    let linux = stdout_of_success(run(
+        &[
+            "--debug-dir",
+            root.to_str().unwrap(),
+            stripped().to_str().unwrap(),
+        ],
+        &[],
+    ));
+    assert_eq!(stored(format!("app/{app_debug_id}/app.sym")), linux);
+
+    // Again with --skip-existing: both rows skipped before anything is fetched.
+    let o = missing(&store, &["--skip-existing"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("0 dumped, 2 not on any server, 2 skipped (2 already"),
+        "{err}"
+    );
+
+    // Two shards of the list, together, write the same store.
+    let whole = std::fs::read_dir(&store).unwrap().count();
+    let mut union = 0;
+    for k in 1..=2 {
+        let part = work.join(format!("shard{k}"));
+        let o = missing(&part, &["--shard", &format!("{k}/2")]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        if let Ok(entries) = std::fs::read_dir(&part) {
+            for e in entries.flatten() {
+                let name = e.file_name();
+                union += 1;
+                let sym = std::fs::read_dir(e.path())
+                    .unwrap()
+                    .next()
+                    .unwrap()
+                    .unwrap()
+                    .path();
+                let file = std::fs::read_dir(&sym).unwrap().next().unwrap().unwrap();
+                let same = store
+                    .join(&name)
+                    .join(sym.file_name().unwrap())
+                    .join(file.file_name());
+                assert_eq!(
+                    std::fs::read(file.path()).unwrap(),
+                    std::fs::read(same).unwrap()
+                );
+            }
+        }
+    }
+    assert_eq!(union, whole);
 }

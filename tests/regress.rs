@@ -140,3 +140,11 @@ fn an_arm64_function_at_the_top_of_the_address_space_keeps_its_rows_ordered() {
     let bytes = std::fs::read(fixtures().join("regress/arm64-function-at-the-top.pe")).unwrap();
     dumpsyms::fuzzing::pe_unwind(&bytes);
 }
+
+/// Found by the cabinet fuzz target: a cabinet whose folder table the `cab` crate
+/// indexes past its end. Its panic is contained: an error for the server's answer.
+#[test]
+fn a_cabinet_that_breaks_the_cab_crate_is_contained() {
+    let bytes = std::fs::read(fixtures().join("regress/cab-folder-index.pd_")).unwrap();
+    dumpsyms::fuzzing::cabinet(&bytes);
+}

@@ -519,41 +519,14 @@ fn symbolize_asan(cwd: &Path, args: &[&str]) -> (String, String) {
 /// frames are those the store gives; with the server gone the cache answers alone.
 #[test]
 fn symbol_files_come_from_a_server_into_a_cache() {
-    use std::process::{Command, Stdio};
     let dir = fixtures().join("symbolize/asan");
     let store = store_of(dir.join("uaf"), "symbolize-served");
     let here = scratch("symbolize-served-cwd");
     let (expected, _) = symbolize_asan(&here, &["--store", store.to_str().unwrap()]);
     assert!(expected.contains(" in middle "), "{expected}");
 
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let mut server = Command::new("python3")
-        .args([
-            "-m",
-            "http.server",
-            &port.to_string(),
-            "--bind",
-            "127.0.0.1",
-        ])
-        .arg("--directory")
-        .arg(&store)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("python3");
-    let url = format!("http://127.0.0.1:{port}");
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    while ureq::get(&url).call().is_err() {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "http.server never answered"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(100));
-    }
+    let server = Served::start(&store);
+    let url = server.url.clone();
     let cache = scratch("symbolize-served-cache");
     let args = [
         "--symbols-url",
@@ -562,8 +535,7 @@ fn symbol_files_come_from_a_server_into_a_cache() {
         cache.to_str().unwrap(),
     ];
     let (served, stderr) = symbolize_asan(&here, &args);
-    let _ = server.kill();
-    let _ = server.wait();
+    drop(server);
     assert_eq!(served, expected, "{stderr}");
     let id = std::fs::read_dir(store.join("uaf"))
         .unwrap()

@@ -70,9 +70,21 @@ impl Debuginfod {
     /// The debug file with build ID `build_id`: from the cache, else from the first
     /// server that has it (then cached).
     pub fn debuginfo(&self, build_id: &[u8]) -> Fetched {
+        self.fetch(build_id, Artifact::Debuginfo)
+    }
+
+    /// The executable or shared library with build ID `build_id` (its loadable
+    /// segments, `.eh_frame` and symbol tables, which a debug file leaves out), as
+    /// [`Debuginfod::debuginfo`] fetches the debug file.
+    pub fn executable(&self, build_id: &[u8]) -> Fetched {
+        self.fetch(build_id, Artifact::Executable)
+    }
+
+    fn fetch(&self, build_id: &[u8], artifact: Artifact) -> Fetched {
         let hex: String = build_id.iter().map(|b| format!("{b:02x}")).collect();
+        let kind = artifact.name();
         let mut out = Fetched::default();
-        let cached = self.cache.join(&hex).join("debuginfo");
+        let cached = self.cache.join(&hex).join(kind);
         out.asked
             .push(format!("debuginfod cache {}", cached.display()));
         let verify = |path: &Path| has_build_id(path, build_id);
@@ -81,10 +93,18 @@ impl Debuginfod {
             return out;
         }
         for server in &self.servers {
-            let url = format!("{server}/buildid/{hex}/debuginfo");
+            let url = format!("{server}/buildid/{hex}/{kind}");
             out.asked.push(url.clone());
             let what = format!("debuginfod server {server}");
-            match http::download(&self.limits, self.retries, &url, &cached, &what, &verify) {
+            match http::download(
+                &self.limits,
+                http::OUR_AGENT,
+                self.retries,
+                &url,
+                &cached,
+                &what,
+                &verify,
+            ) {
                 Download::Saved => {
                     out.path = Some(cached);
                     return out;
@@ -95,6 +115,23 @@ impl Debuginfod {
             }
         }
         out
+    }
+}
+
+/// What a debuginfod server serves by build ID, named as in its URLs and as elfutils'
+/// client names the cached files.
+#[derive(Clone, Copy)]
+enum Artifact {
+    Debuginfo,
+    Executable,
+}
+
+impl Artifact {
+    fn name(self) -> &'static str {
+        match self {
+            Artifact::Debuginfo => "debuginfo",
+            Artifact::Executable => "executable",
+        }
     }
 }
 

@@ -27,19 +27,29 @@ pub(crate) fn backoff(attempt: u32) -> Duration {
 /// An agent whose connections give up after [`CONNECT_TIMEOUT`] and whose reads and
 /// writes give up after `timeout` without data.
 pub(crate) fn agent(timeout: Duration) -> ureq::Agent {
-    agent_with(&Limits {
-        timeout,
-        ..Limits::default()
-    })
+    agent_with(
+        &Limits {
+            timeout,
+            ..Limits::default()
+        },
+        OUR_AGENT,
+    )
 }
 
+/// The user agent of our own requests.
+pub(crate) const OUR_AGENT: &str = concat!("dumpsyms/", env!("CARGO_PKG_VERSION"));
+
+/// The user agent Microsoft's symbol client (symsrv.dll) sends, which symbol servers
+/// expect (some answer other agents differently, or not at all).
+pub(crate) const SYMSRV_AGENT: &str = "Microsoft-Symbol-Server/10.0.0.0";
+
 /// An agent for downloads under `limits`.
-pub(crate) fn agent_with(limits: &Limits) -> ureq::Agent {
+pub(crate) fn agent_with(limits: &Limits, user_agent: &str) -> ureq::Agent {
     let mut builder = ureq::AgentBuilder::new()
         .timeout_connect(limits.timeout.min(CONNECT_TIMEOUT))
         .timeout_read(limits.timeout)
         .timeout_write(limits.timeout)
-        .user_agent(concat!("dumpsyms/", env!("CARGO_PKG_VERSION")));
+        .user_agent(user_agent);
     if let Some(max) = limits.max_time {
         builder = builder.timeout(max);
     }
@@ -115,6 +125,29 @@ fn transport_message(t: &ureq::Transport) -> String {
     parts.join(": ")
 }
 
+/// The body of a small text answer (at most 64 KiB): `None` for a 404.
+pub(crate) fn fetch_text(
+    limits: &Limits,
+    user_agent: &str,
+    url: &str,
+) -> Result<Option<String>, String> {
+    let agent = agent_with(limits, user_agent);
+    match with_retries(2, || agent.get(url).call().map_err(Box::new)) {
+        Outcome::Ok(response) => {
+            let mut body = String::new();
+            response
+                .into_reader()
+                .take(64 << 10)
+                .read_to_string(&mut body)
+                .map_err(|e| format!("the answer is not text: {e}"))?;
+            Ok(Some(body))
+        }
+        Outcome::Status(404, _) => Ok(None),
+        Outcome::Status(code, body) => Err(format!("answered {code}: {}", first_line(&body))),
+        Outcome::Unreachable(e) => Err(format!("unreachable: {e}")),
+    }
+}
+
 /// What [`download`] did.
 pub(crate) enum Download {
     /// Saved at the target path, and verified.
@@ -134,13 +167,14 @@ pub(crate) type Verify<'a> = &'a dyn Fn(&Path) -> Result<(), String>;
 /// lands where a cache expects good ones. `what` names the server in messages.
 pub(crate) fn download(
     limits: &Limits,
+    user_agent: &str,
     retries: u32,
     url: &str,
     target: &Path,
     what: &str,
     verify: Verify,
 ) -> Download {
-    let agent = agent_with(limits);
+    let agent = agent_with(limits, user_agent);
     match with_retries(retries, || agent.get(url).call().map_err(Box::new)) {
         Outcome::Ok(response) => match save(limits, target, *response, verify) {
             Ok(()) => Download::Saved,

@@ -2,6 +2,7 @@
 //! servers. Everything that talks
 //! HTTP lives here, so that the rest of the dumper reads only local files.
 
+pub(crate) mod cab;
 pub mod debuginfod;
 pub(crate) mod http;
 pub mod symbols;

@@ -23,16 +23,10 @@ pub struct SymbolServers {
 }
 
 impl SymbolServers {
-    /// The cache when none is given: `$XDG_CACHE_HOME/dumpsyms/symbols`, else
-    /// `~/.cache/dumpsyms/symbols`.
+    /// The cache when none is given: the one symbol-server PDBs are kept in
+    /// (`$XDG_CACHE_HOME/dumpsyms/symbols`), the layout a server holding both uses.
     pub fn default_cache() -> PathBuf {
-        let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
-        match var("XDG_CACHE_HOME") {
-            Some(x) => PathBuf::from(x),
-            None => PathBuf::from(var("HOME").unwrap_or_else(|| ".".into())).join(".cache"),
-        }
-        .join("dumpsyms")
-        .join("symbols")
+        super::symsrv::default_cache()
     }
 
     /// The symbol file of module `name` whose debug id is one of `ids` (a GNU build ID
@@ -57,7 +51,15 @@ impl SymbolServers {
                 let at = format!("{base}/{name}/{id}/{file}");
                 out.asked.push(at.clone());
                 let what = format!("symbol server {base}");
-                match http::download(&self.limits, self.retries, &at, &cached, &what, &verify) {
+                match http::download(
+                    &self.limits,
+                    http::OUR_AGENT,
+                    self.retries,
+                    &at,
+                    &cached,
+                    &what,
+                    &verify,
+                ) {
                     Download::Saved => {
                         out.path = Some(cached);
                         return out;

@@ -121,22 +121,161 @@ impl SymbolPath {
                 return out;
             }
             let what = format!("symbol server {url}");
-            match http::download(&self.limits, 2, &full, &target, &what, verify) {
+            match http::download(
+                &self.limits,
+                http::SYMSRV_AGENT,
+                2,
+                &full,
+                &target,
+                &what,
+                verify,
+            ) {
                 Download::Saved => {
                     out.path = Some(target);
                     return out;
                 }
                 Download::Missing => {}
-                Download::Failed(why) => out.problems.push(why),
+                Download::Failed(why) => {
+                    out.problems.push(why);
+                    continue;
+                }
+            }
+            // Not there as it is: servers also answer compressed, or with a pointer.
+            let entry = Entry {
+                url,
+                name,
+                id,
+                target: &target,
+                what: &what,
+            };
+            match self.compressed(&entry, verify, &mut out) {
+                Download::Saved => {
+                    out.path = Some(target);
+                    return out;
+                }
+                Download::Missing => {}
+                Download::Failed(why) => {
+                    out.problems.push(why);
+                    continue;
+                }
+            }
+            if let Some(p) = self.pointed_to(&entry, verify, &mut out) {
+                out.path = Some(p);
+                return out;
             }
         }
         out
     }
+
+    /// `<url>/<name>/<id>/<name with _ for its last letter>`: a cabinet holding the
+    /// file, downloaded beside the target and extracted into it.
+    fn compressed(&self, at: &Entry, verify: Verify, out: &mut Fetched) -> Download {
+        let Some(packed) = super::cab::compressed_name(at.name) else {
+            return Download::Missing;
+        };
+        let url = format!("{}/{}/{}/{packed}", at.url, at.name, at.id);
+        out.asked.push(url.clone());
+        let cab = at.target.with_file_name(format!(".{packed}.download"));
+        let is_cab = |p: &std::path::Path| -> Result<(), String> {
+            let mut magic = [0u8; 4];
+            std::fs::File::open(p)
+                .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut magic))
+                .map_err(|e| e.to_string())?;
+            match &magic {
+                b"MSCF" => Ok(()),
+                _ => Err("not a cabinet file (no MSCF signature)".into()),
+            }
+        };
+        let got = http::download(
+            &self.limits,
+            http::SYMSRV_AGENT,
+            2,
+            &url,
+            &cab,
+            at.what,
+            &is_cab,
+        );
+        if !matches!(got, Download::Saved) {
+            return got;
+        }
+        let extracted = super::cab::extract(&cab, at.name, at.target, self.limits.max_size, verify);
+        let _ = std::fs::remove_file(&cab);
+        match extracted {
+            Ok(()) => Download::Saved,
+            Err(why) => Download::Failed(format!("{}: {url}: {why}", at.what)),
+        }
+    }
+
+    /// `<url>/<name>/<id>/file.ptr`: `PATH:<where the file is>` (usually a share the
+    /// server's own network reaches) or `MSG:<why there is no file>`. A path reachable
+    /// from here is used where it is; anything else is said.
+    fn pointed_to(&self, at: &Entry, verify: Verify, out: &mut Fetched) -> Option<PathBuf> {
+        let url = format!("{}/{}/{}/file.ptr", at.url, at.name, at.id);
+        out.asked.push(url.clone());
+        let text = match http::fetch_text(&self.limits, http::SYMSRV_AGENT, &url) {
+            Ok(Some(text)) => text,
+            Ok(None) => return None,
+            Err(why) => {
+                out.problems.push(format!("{}: {url}: {why}", at.what));
+                return None;
+            }
+        };
+        let text = text.trim();
+        if let Some(message) = text.strip_prefix("MSG:") {
+            out.problems.push(format!(
+                "{} has no {} {}: {}",
+                at.what,
+                at.name,
+                at.id,
+                crate::for_terminal(message.trim())
+            ));
+            return None;
+        }
+        let Some(path) = text.strip_prefix("PATH:").map(str::trim) else {
+            out.problems.push(format!(
+                "{}: {url}: not a file.ptr answer (PATH: or MSG:): {}",
+                at.what,
+                crate::for_terminal(http::first_line(text))
+            ));
+            return None;
+        };
+        let local = PathBuf::from(path);
+        if !local.is_file() {
+            out.problems.push(format!(
+                "{}: {url} points at {}, which cannot be reached from here",
+                at.what,
+                crate::for_terminal(path)
+            ));
+            return None;
+        }
+        match verify(&local) {
+            Ok(()) => Some(local),
+            Err(why) => {
+                out.problems.push(format!(
+                    "{}: {url} points at {}: {why}",
+                    at.what,
+                    local.display()
+                ));
+                None
+            }
+        }
+    }
+}
+
+/// Where one file is asked for on one server.
+struct Entry<'a> {
+    url: &'a str,
+    name: &'a str,
+    id: &'a str,
+    /// The cache path it is saved to.
+    target: &'a std::path::Path,
+    /// The server, for messages.
+    what: &'a str,
 }
 
 /// Where a `srv*url` entry without a local store keeps what it fetches:
 /// `$XDG_CACHE_HOME/dumpsyms/symbols`, else `~/.cache/dumpsyms/symbols`.
-fn default_cache() -> PathBuf {
+pub(crate) fn default_cache() -> PathBuf {
     let var = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
     match var("XDG_CACHE_HOME") {
         Some(x) => PathBuf::from(x).join("dumpsyms").join("symbols"),

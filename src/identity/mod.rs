@@ -10,7 +10,7 @@ use object::{Architecture, BinaryFormat, Object as _, ObjectSection as _, Sectio
 
 pub use elf::build_id;
 pub use macho::mach_uuid;
-pub use pe::{PdbRef, pdb_debug_id, pe_facts};
+pub use pe::{PdbRef, pdb_debug_id, pe_code_id, pe_facts};
 
 use crate::load::Object;
 
@@ -91,6 +91,18 @@ pub fn identity(obj: &Object, name: String) -> Identity {
         BinaryFormat::Pe => pe::identity(obj, name),
         _ => elf::identity(obj, name),
     }
+}
+
+/// The bytes of a hex string (either case; an even number of digits, at least two),
+/// as reports and lists give build IDs.
+pub fn unhex(text: &str) -> Option<Vec<u8>> {
+    if text.len() < 2 || !text.len().is_multiple_of(2) {
+        return None;
+    }
+    (0..text.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(text.get(i..i + 2)?, 16).ok())
+        .collect()
 }
 
 /// Formats the first 16 bytes of `id` (zero-padded) as a Breakpad debug id: a GUID whose

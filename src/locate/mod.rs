@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 pub(crate) use debug_file::parse_debuglink;
 pub(crate) use debug_file::{DebugFile, Located, lacks_dwarf, locate_debug_file, mini_debuginfo};
 pub(crate) use dsym::resolve_dsym_bundle;
-pub(crate) use pdb::{find_pe, locate_pdb};
+pub(crate) use pdb::{find_pe, locate_pdb, verify_pdb, verify_pe};
 
 use crate::dwarf::{AltLink, Companions, DwoFile, DwpFile};
 use crate::error::Warnings;

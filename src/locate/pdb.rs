@@ -103,11 +103,7 @@ fn find_pdb(
         }
     }
     if let Some(symbols) = &opts.symbol_path {
-        let verify = |p: &Path| match id_of(p) {
-            Ok(id) if id.debug_id() == want_id => Ok(()),
-            Ok(id) => Err(format!("wrong build: the file's id is {}", id.debug_id())),
-            Err(e) => Err(e.kind.to_string()),
-        };
+        let verify = |p: &Path| verify_pdb(p, &want_id);
         let found = symbols.find(name, &want_id, &verify);
         search.tried.extend(found.asked);
         search.servers.extend(found.problems);
@@ -136,6 +132,27 @@ fn mismatch(input: &Path, other: &Path, linked: &PdbRef, pdb_id: &str) -> Error 
             linked.debug_id()
         )),
     )
+}
+
+/// Whether the file at `path` is the PDB with debug id `want` (upper case): what a
+/// symbol server must send for it.
+pub(crate) fn verify_pdb(path: &Path, want: &str) -> Result<(), String> {
+    match id_of(path) {
+        Ok(id) if id.debug_id() == want => Ok(()),
+        Ok(id) => Err(format!("wrong build: the file's id is {}", id.debug_id())),
+        Err(e) => Err(e.kind.to_string()),
+    }
+}
+
+/// Whether the file at `path` is a PE image with code id `want` (upper case).
+pub(crate) fn verify_pe(path: &Path, want: &str) -> Result<(), String> {
+    let input = Input::open(path).map_err(|e| e.kind.to_string())?;
+    let obj = Object::parse(&input).map_err(|e| e.kind.to_string())?;
+    let facts = identity::pe_facts(&obj).ok_or("not a PE image")?;
+    match identity::pe_code_id(facts.timestamp, facts.size_of_image) {
+        have if have == want => Ok(()),
+        have => Err(format!("wrong build: the image's code id is {have}")),
+    }
 }
 
 fn id_of(path: &Path) -> Result<PdbId, Error> {

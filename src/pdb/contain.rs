@@ -15,6 +15,11 @@ thread_local! {
 
 /// Runs `f`; a panic inside it becomes `Err(message)`.
 pub(crate) fn contained<T>(f: impl FnOnce() -> T) -> Result<T, String> {
+    contained_as("the PDB reader", f)
+}
+
+/// [`contained`] for another crate's reader, named `reader` in the message.
+pub(crate) fn contained_as<T>(reader: &str, f: impl FnOnce() -> T) -> Result<T, String> {
     static HOOK: Once = Once::new();
     HOOK.call_once(|| {
         // Chained to the hook in place, which still reports every other panic.
@@ -34,7 +39,7 @@ pub(crate) fn contained<T>(f: impl FnOnce() -> T) -> Result<T, String> {
             .map(|s| s.to_string())
             .or_else(|| payload.downcast_ref::<String>().cloned())
             .unwrap_or_else(|| "unknown failure".into());
-        format!("the PDB reader failed on damaged data ({message})")
+        format!("{reader} failed on damaged data ({message})")
     })
 }
 

@@ -6,6 +6,7 @@
 //! [`crate::debuginfo`], with RVAs for addresses.
 
 mod contain;
+pub(crate) use contain::contained_as;
 mod frames;
 mod functions;
 mod msf;

@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::store::{Found, Stores, debug_ids, file_name, unhex};
+use super::store::{Found, Stores, debug_ids, file_name};
 use crate::fetch::debuginfod::Debuginfod;
 use crate::fetch::symbols::SymbolServers;
 use crate::load::{Input, Object};
@@ -138,7 +138,7 @@ impl Sources {
 
     fn on_debuginfod(&self, want: Wanted, warnings: &mut Vec<String>) -> Option<PathBuf> {
         let client = self.debuginfod.as_ref()?;
-        let id = unhex(want.build_id?)?;
+        let id = crate::identity::unhex(want.build_id?)?;
         let fetched = client.debuginfo(&id);
         warnings.extend(fetched.problems);
         fetched.path

@@ -11,7 +11,7 @@ use crate::identity::debug_id;
 /// fields in the ELF's byte order, which the build ID alone does not tell, so
 /// little-endian (nearly every target) first, then big-endian.
 pub fn debug_ids(build_id_hex: &str) -> Vec<String> {
-    let Some(bytes) = unhex(build_id_hex) else {
+    let Some(bytes) = crate::identity::unhex(build_id_hex) else {
         return Vec::new();
     };
     let mut ids = vec![debug_id(&bytes, false)];
@@ -20,16 +20,6 @@ pub fn debug_ids(build_id_hex: &str) -> Vec<String> {
         ids.push(big);
     }
     ids
-}
-
-pub(super) fn unhex(text: &str) -> Option<Vec<u8>> {
-    if text.is_empty() || !text.len().is_multiple_of(2) {
-        return None;
-    }
-    (0..text.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(text.get(i..i + 2)?, 16).ok())
-        .collect()
 }
 
 /// Where a module's symbol file was looked for and what was found.

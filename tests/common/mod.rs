@@ -495,3 +495,52 @@ pub fn assert_publics_match_symbol_table(sym: &SymFile, rel: &str) {
         );
     }
 }
+
+/// Python's static file server (`python3 -m http.server`) over `dir` on a loopback
+/// port, as a bucket or any web server serves a store: a real server, for symbol
+/// servers and stores. Stopped when dropped.
+pub struct Served {
+    child: std::process::Child,
+    pub url: String,
+}
+
+impl Served {
+    pub fn start(dir: &Path) -> Served {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let child = std::process::Command::new("python3")
+            .args([
+                "-m",
+                "http.server",
+                &port.to_string(),
+                "--bind",
+                "127.0.0.1",
+            ])
+            .arg("--directory")
+            .arg(dir)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("python3");
+        let url = format!("http://127.0.0.1:{port}");
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        while ureq::get(&url).call().is_err() {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "http.server never answered"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        Served { child, url }
+    }
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}

@@ -1,0 +1,127 @@
+//! Symbol servers' compressed answers: `<name>/<id>/<name with its last letter
+//! replaced by _>` (`ntdll.pd_`) is a cabinet holding the one file, compressed with MSZIP
+//! or LZX (the `cab` crate decodes both).
+
+use std::io::{Read, Seek, Write};
+use std::path::Path;
+
+use super::http::Verify;
+
+/// The cabinet name a server stores `name` under: its last character replaced by `_`.
+pub(crate) fn compressed_name(name: &str) -> Option<String> {
+    let last = name.char_indices().next_back()?.0;
+    (last > 0).then(|| format!("{}_", &name[..last]))
+}
+
+/// Extracts the file of the cabinet at `cab` into `target`, atomically and only once
+/// `verify` accepts it (see [`inflate_one`] for what is refused).
+pub(crate) fn extract(
+    cab: &Path,
+    name: &str,
+    target: &Path,
+    max_size: u64,
+    verify: Verify,
+) -> Result<(), String> {
+    let file = std::fs::File::open(cab).map_err(|e| e.to_string())?;
+    let cache = |e: std::io::Error| format!("cannot cache it in {}: {e}", target.display());
+    let mut out = crate::output::AtomicFile::create(target).map_err(cache)?;
+    inflate_one(std::io::BufReader::new(file), name, max_size, out.writer())?;
+    out.flush().map_err(cache)?;
+    verify(out.written_path())?;
+    out.commit().map_err(cache)
+}
+
+/// Writes the file a cabinet holds to `out`: its one file, or the one named `name` (any
+/// case). At most `max_size` bytes by the size its entry states, and no more than that
+/// size is read: a decompression bomb either admits its size and is refused, or is cut
+/// at the size it admits to (and then fails the check of what it holds). The size
+/// written is the size stated.
+pub(crate) fn inflate_one<R: Read + Seek>(
+    reader: R,
+    name: &str,
+    max_size: u64,
+    out: &mut dyn Write,
+) -> Result<u64, String> {
+    // The cab crate indexes its tables with counts read from the file, and a damaged
+    // cabinet can panic inside it (an index out of bounds, found by the cabinet fuzz
+    // target): contained, that is an error like any other damage.
+    crate::pdb::contained_as("the cabinet reader", || {
+        inflate(reader, name, max_size, out)
+    })?
+}
+
+fn inflate<R: Read + Seek>(
+    reader: R,
+    name: &str,
+    max_size: u64,
+    out: &mut dyn Write,
+) -> Result<u64, String> {
+    let mut cabinet = cab::Cabinet::new(reader).map_err(|e| format!("not a cabinet file: {e}"))?;
+    let entries: Vec<(String, u64)> = cabinet
+        .folder_entries()
+        .flat_map(|folder| folder.file_entries())
+        .map(|f| (f.name().to_string(), u64::from(f.uncompressed_size())))
+        .collect();
+    let (inner, size) = match entries.as_slice() {
+        [one] => one.clone(),
+        many => many
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .cloned()
+            .ok_or_else(|| format!("the cabinet holds {} files and none is {name}", many.len()))?,
+    };
+    if size > max_size {
+        return Err(format!(
+            "the cabinet's {inner} is {size} bytes, over the limit of {max_size} bytes"
+        ));
+    }
+    let reader = cabinet
+        .read_file(&inner)
+        .map_err(|e| format!("cannot read {inner} in the cabinet: {e}"))?;
+    // The crate stops at the entry's size; one byte more would tell if it did not.
+    let copied = std::io::copy(&mut reader.take(size + 1), out)
+        .map_err(|e| format!("the cabinet is damaged: {e}"))?;
+    if copied != size {
+        return Err(format!(
+            "the cabinet's {inner} inflates to {copied}{} bytes where it says {size}",
+            if copied > size { "+" } else { "" }
+        ));
+    }
+    Ok(size)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn compressed_names_replace_the_last_letter() {
+        assert_eq!(compressed_name("ntdll.pdb").as_deref(), Some("ntdll.pd_"));
+        assert_eq!(compressed_name("app.exe").as_deref(), Some("app.ex_"));
+        assert_eq!(compressed_name("x"), None);
+    }
+}
+
+#[cfg(test)]
+mod damaged {
+    /// Found by the cabinet fuzz target: a folder table the cab crate indexes past its
+    /// end (it panicked with "index out of bounds: the len is 3 but the index is 3").
+    #[test]
+    fn a_cabinet_that_breaks_the_cab_crate_is_an_error() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("fixtures/regress/cab-folder-index.pd_");
+        let data = std::fs::read(path).unwrap();
+        let mut out = Vec::new();
+        let r = super::inflate_one(
+            std::io::Cursor::new(&data[..]),
+            "app.pdb",
+            1 << 20,
+            &mut out,
+        );
+        let err = r.unwrap_err();
+        assert!(
+            err.contains("the cabinet reader failed on damaged data"),
+            "{err}"
+        );
+    }
+}

@@ -1,0 +1,154 @@
+//! Lists of missing symbols (`--missing FILE`): the modules crash reports named and no
+//! store had, as Socorro's and Tecken's missing-symbols CSV gives them (header
+//! `debug_file,debug_id,code_file,code_id`, further columns ignored) or as plain lines of
+//! those four fields separated by white space.
+
+use crate::byid::ById;
+
+/// One row of a list that cannot be used, by its line number (from 1).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BadRow {
+    pub line: usize,
+    pub problem: String,
+}
+
+/// The modules of a list, in its order, each once; and the rows that could not be read.
+pub fn parse(text: &str) -> (Vec<ById>, Vec<BadRow>) {
+    let mut rows = Vec::new();
+    let mut bad = Vec::new();
+    let mut columns: Option<Columns> = None;
+    for (n, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let fields: Vec<&str> = if line.contains(',') {
+            line.split(',').map(str::trim).collect()
+        } else {
+            line.split_whitespace().collect()
+        };
+        if columns.is_none() && fields.iter().any(|f| f.eq_ignore_ascii_case("debug_file")) {
+            match Columns::from_header(&fields) {
+                Ok(c) => columns = Some(c),
+                Err(problem) => bad.push(BadRow {
+                    line: n + 1,
+                    problem,
+                }),
+            }
+            continue;
+        }
+        match columns.unwrap_or_default().row(&fields) {
+            Ok(row) if !rows.contains(&row) => rows.push(row),
+            Ok(_) => {}
+            Err(problem) => bad.push(BadRow {
+                line: n + 1,
+                problem,
+            }),
+        }
+    }
+    (rows, bad)
+}
+
+/// Where the four fields are: a header may order them otherwise and add others.
+#[derive(Debug, Clone, Copy)]
+struct Columns {
+    debug_file: usize,
+    debug_id: usize,
+    code_file: usize,
+    code_id: usize,
+}
+
+impl Default for Columns {
+    fn default() -> Self {
+        Columns {
+            debug_file: 0,
+            debug_id: 1,
+            code_file: 2,
+            code_id: 3,
+        }
+    }
+}
+
+impl Columns {
+    fn from_header(fields: &[&str]) -> Result<Columns, String> {
+        let at = |name: &str| {
+            fields
+                .iter()
+                .position(|f| f.eq_ignore_ascii_case(name))
+                .ok_or_else(|| format!("the header has no {name} column"))
+        };
+        Ok(Columns {
+            debug_file: at("debug_file")?,
+            debug_id: at("debug_id")?,
+            code_file: at("code_file")?,
+            code_id: at("code_id")?,
+        })
+    }
+
+    fn row(&self, fields: &[&str]) -> Result<ById, String> {
+        let get = |i: usize| {
+            fields
+                .get(i)
+                .map(|f| f.trim_matches('"').trim())
+                .filter(|f| !f.is_empty())
+                .map(str::to_string)
+        };
+        let debug_file = get(self.debug_file).ok_or("no debug_file")?;
+        let row = ById {
+            file: debug_file,
+            debug_id: get(self.debug_id),
+            code_file: get(self.code_file),
+            code_id: get(self.code_id),
+        };
+        if row.debug_id.is_none() && row.code_id.is_none() {
+            return Err(format!("{}: neither a debug id nor a code id", row.file));
+        }
+        Ok(row)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_socorros_csv_and_plain_lines() {
+        let csv = "debug_file,debug_id,code_file,code_id,count\n\
+                   ntdll.pdb,1EB9FACB04EA273BB4BA52C8D8A7D7DD1,ntdll.dll,5FC0EB4F9A000,12\n\
+                   libc.so.6,9670EA4A3BA4E6F4E9F3A6C4D7E1A9B40,libc.so.6,4aea7096a43bf4e6e9f3a6c4d7e1a9b4,3\n\
+                   ntdll.pdb,1EB9FACB04EA273BB4BA52C8D8A7D7DD1,ntdll.dll,5FC0EB4F9A000,1\n\
+                   ,,,\n";
+        let (rows, bad) = parse(csv);
+        assert_eq!(rows.len(), 2);
+        assert_eq!(rows[0].file, "ntdll.pdb");
+        assert_eq!(rows[0].code_file.as_deref(), Some("ntdll.dll"));
+        assert_eq!(
+            rows[1].code_id.as_deref(),
+            Some("4aea7096a43bf4e6e9f3a6c4d7e1a9b4")
+        );
+        assert_eq!(
+            bad,
+            vec![BadRow {
+                line: 5,
+                problem: "no debug_file".into()
+            }]
+        );
+
+        let plain =
+            "# from a crash\nxul.pdb 44E4EC8C2F41492B9369D6B9A059577C2 xul.dll 5E3A2B1C7D000\n";
+        let (rows, bad) = parse(plain);
+        assert!(bad.is_empty());
+        assert_eq!(
+            rows[0].debug_id.as_deref(),
+            Some("44E4EC8C2F41492B9369D6B9A059577C2")
+        );
+
+        let reordered =
+            "code_id,debug_file,debug_id,code_file\n5E3A2B1C7D000,xul.pdb,44E4,xul.dll\n";
+        assert_eq!(
+            parse(reordered).0[0].code_id.as_deref(),
+            Some("5E3A2B1C7D000")
+        );
+        assert!(!parse("debug_file,code_id\nx,y\n").1.is_empty());
+    }
+}
