@@ -7,22 +7,29 @@
 #   BASELINE_DUMPSYMS=OLD bench/run.sh [RUNS]
 #                             # also measure another build of dumpsyms, in the same turns
 #                             # (before/after a change, paired)
+#   bench/run.sh pdb-check    # the real PDB's symbols against llvm-symbolizer (see duckdb)
+#   ONLY=ceph-osd,libjvm bench/run.sh [RUNS]
+#                             # only the inputs named
 #
 # Inputs (under $BENCH_DIR, default target/bench):
 #   fixture   fixtures/bin/x86_64/cpp-gcc-O2-dwarf5              (a small C++ program)
 #   libc      this machine's libc.so.6 with libc6-dbg's debug file (found by build ID)
 #   mozilla   Mozilla's dump_syms, debug build (`cargo install --debug dump_syms`)
 #   ceph-osd  Debian's ceph-osd with ceph-osd-dbg (zlib-compressed separate debug file)
+#   libjvm    openjdk 17's libjvm.so with openjdk-17-dbg (from bench/tree.sh's tree)
 #   vmlinux   Debian's linux-image-6.1.0-*-amd64-dbg vmlinux (uncompressed DWARF)
 #   windows   a synthetic x86_64 PE with its PDB (bench/make-windows-input.sh); both
 #             tools are given the image and find the PDB beside it. The DWARF MB
 #             column has the PDB's size.
+#   duckdb    DuckDB built as an x86_64 DLL with a CodeView PDB by clang and lld
+#             (bench/make-windows-real.sh, about an hour); given as `windows`.
+#             `bench/run.sh pdb-check` scores its symbols against llvm-symbolizer.
 # dumpsyms is given the binary and finds its debug file (and reads .eh_frame from the
 # binary: more work and more output than the peers, which are given the debug file).
 #
 # Printed per input and flags: wall, user+sys CPU and peak RSS (GNU time's %M) of each
-# tool, as the median of RUNS runs taken in turns (ours, then each peer), and our ratio
-# to Mozilla's. Not run by CI: the inputs are ~1.5 GB to download.
+# tool, as the median of RUNS runs taken in turns (ours, then each peer), the size of
+# the symbol file it wrote, and our ratios to Mozilla's. Not run by CI: the inputs are ~1.5 GB to download.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 work=${BENCH_DIR:-$root/target/bench}
@@ -49,7 +56,10 @@ fetch() {
         dpkg-deb --fsys-tarfile "$pkg"_*.deb | tar -x -C kernel --wildcards '*/vmlinux-*'
         rm -f "$pkg"_*.deb
     fi
+    [ -e tree/usr/lib/jvm ] || bash "$root/bench/tree.sh" fetch
     [ -e windows/big.pdb ] || bash "$root/bench/make-windows-input.sh" "$work/windows"
+    [ -e windows-real/oracle.tsv ] ||
+        bash "$root/bench/make-windows-real.sh" "$work/windows-real"
     [ -x moz/bin/dump_syms ] || cargo install --locked dump_syms --root "$work/moz"
     [ -x moz-debug/bin/dump_syms ] ||
         cargo install --debug --locked dump_syms --root "$work/moz-debug"
@@ -58,6 +68,12 @@ fetch() {
 if [ "${1:-}" = fetch ]; then
     fetch
     exit 0
+fi
+# The real PDB's symbols against llvm-symbolizer's (bench/make-windows-real.sh).
+if [ "${1:-}" = pdb-check ]; then
+    cd "$root"
+    DUMPSYMS_REAL_PDB=$work/windows-real exec cargo test --release --locked --test windows \
+        -- --ignored real_pdb_matches_llvm_symbolizer --nocapture
 fi
 runs=${1:-3}
 
@@ -73,7 +89,10 @@ baseline=${BASELINE_DUMPSYMS:-}
 # name | what dumpsyms is given | the file holding the DWARF (given to the peers) | where
 # dumpsyms looks for debug files besides /usr/lib/debug
 inputs=()
-add() { [ -e "$2" ] && [ -e "$3" ] && inputs+=("$1|$2|$3|${4:-}") || echo "(skipped $1: $2 missing)" >&2; }
+add() {
+    [ -z "${ONLY:-}" ] || [[ ",$ONLY," == *",$1,"* ]] || return 0
+    [ -e "$2" ] && [ -e "$3" ] && inputs+=("$1|$2|$3|${4:-}") || echo "(skipped $1: $2 missing)" >&2
+}
 libc=$(readlink -f /lib/x86_64-linux-gnu/libc.so.6)
 libc_id=$(readelf -n "$libc" | awk '/Build ID/ {print $3}')
 add fixture fixtures/bin/x86_64/cpp-gcc-O2-dwarf5 fixtures/bin/x86_64/cpp-gcc-O2-dwarf5
@@ -82,14 +101,19 @@ add mozilla "$work/moz-debug/bin/dump_syms" "$work/moz-debug/bin/dump_syms"
 ceph_id=$(readelf -n "$work/ceph/usr/bin/ceph-osd" 2>/dev/null | awk '/Build ID/ {print $3}')
 add ceph-osd "$work/ceph/usr/bin/ceph-osd" \
     "$work/ceph/usr/lib/debug/.build-id/${ceph_id:0:2}/${ceph_id:2}.debug" "$work/ceph/usr/lib/debug"
+jvm=$work/tree/usr/lib/jvm/java-17-openjdk-amd64/lib/server/libjvm.so
+jvm_id=$(readelf -n "$jvm" 2>/dev/null | awk '/Build ID/ {print $3}')
+add libjvm "$jvm" "$work/tree/usr/lib/debug/.build-id/${jvm_id:0:2}/${jvm_id:2}.debug" \
+    "$work/tree/usr/lib/debug"
 vmlinux=$(ls "$work"/kernel/usr/lib/debug/boot/vmlinux-6.1.0-* 2>/dev/null | head -1)
 add vmlinux "${vmlinux:-/missing}" "${vmlinux:-/missing}"
 add windows "$work/windows/big.exe" "$work/windows/big.exe"
+add duckdb "$work/windows-real/duckdb.dll" "$work/windows-real/duckdb.dll"
 
 # The DWARF a dump reads, in MB as inflated (compressed sections by their header's size).
 dwarf_mb() {
     if [ "$(head -c2 "$1")" = MZ ]; then
-        echo $(( $(stat -c %s "${1%.exe}.pdb") / 1000000 ))
+        echo $(( $(stat -c %s "${1%.*}.pdb") / 1000000 ))
         return
     fi
     python3 - "$1" <<'EOF'
@@ -113,17 +137,20 @@ print(f"{total / 1e6:.0f}")
 EOF
 }
 
-# Runs a command once; prints "wall cpu rss_mib".
+# Runs a command once; prints "wall cpu rss_mib sym_mb" (the size of what it wrote).
+sym=$(mktemp)
+trap 'rm -f "$sym"' EXIT
 measure() {
     local out
-    out=$(/usr/bin/time -f "%e %U %S %M" "$@" 2>&1 >/dev/null | tail -1)
-    awk -v o="$out" 'BEGIN { split(o, f, " "); printf "%.2f %.2f %.0f\n", f[1], f[2] + f[3], f[4] / 1024 }'
+    out=$(/usr/bin/time -f "%e %U %S %M" "$@" 2>&1 >"$sym" | tail -1)
+    awk -v o="$out" -v s="$(stat -c %s "$sym")" 'BEGIN { split(o, f, " ")
+        printf "%.2f %.2f %.0f %.1f\n", f[1], f[2] + f[3], f[4] / 1024, s / 1e6 }'
 }
 
 median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 
-printf '| input | DWARF MB | flags | tool | wall s | CPU s | peak RSS MiB | wall vs Mozilla | RSS vs Mozilla |\n'
-printf '| --- | ---: | --- | --- | ---: | ---: | ---: | ---: | ---: |\n'
+printf '| input | DWARF MB | flags | tool | wall s | CPU s | peak RSS MiB | .sym MB | wall vs Mozilla | CPU vs Mozilla | RSS vs Mozilla | .sym vs Mozilla |\n'
+printf '| --- | ---: | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n'
 for entry in "${inputs[@]}"; do
     IFS='|' read -r name binary debug dirs <<<"$entry"
     ours_args=()
@@ -133,40 +160,45 @@ for entry in "${inputs[@]}"; do
         tools=(ours)
         [ -n "$baseline" ] && tools+=(base)
         [ -n "$moz" ] && tools+=(moz)
-        declare -A w=() c=() m=()
+        declare -A w=() c=() m=() z=()
         for r in $(seq "$runs"); do
             for t in "${tools[@]}"; do
                 case $t in
-                ours) read -r a b d < <(measure "$ours" $flags "${ours_args[@]}" "$binary") ;;
-                base) read -r a b d < <(measure "$baseline" $flags "${ours_args[@]}" "$binary") ;;
-                moz) read -r a b d < <(measure "$moz" $flags "$debug") ;;
+                ours) read -r a b d e < <(measure "$ours" $flags "${ours_args[@]}" "$binary") ;;
+                base) read -r a b d e < <(measure "$baseline" $flags "${ours_args[@]}" "$binary") ;;
+                moz) read -r a b d e < <(measure "$moz" $flags "$debug") ;;
                 esac
-                w[$t]+="$a "; c[$t]+="$b "; m[$t]+="$d "
+                w[$t]+="$a "; c[$t]+="$b "; m[$t]+="$d "; z[$t]=$e
             done
         done
         for t in "${tools[@]}"; do
             W=$(tr ' ' '\n' <<<"${w[$t]}" | grep . | median)
             C=$(tr ' ' '\n' <<<"${c[$t]}" | grep . | median)
             M=$(tr ' ' '\n' <<<"${m[$t]}" | grep . | median)
-            eval "W_$t=$W M_$t=$M"
+            Z=${z[$t]}
+            eval "W_$t=$W C_$t=$C M_$t=$M Z_$t=$Z"
             label=dumpsyms
             [ "$t" = moz ] && label="Mozilla dump_syms"
             [ "$t" = base ] && label="dumpsyms (baseline)"
-            printf '| %s | %s | %s | %s | %s | %s | %s |' "$name" "$mb" "${flags:-default}" "$label" "$W" "$C" "$M"
+            printf '| %s | %s | %s | %s | %s | %s | %s | %s |' "$name" "$mb" "${flags:-default}" "$label" "$W" "$C" "$M" "$Z"
             if [ "$t" = moz ]; then
-                awk -v a="$W_ours" -v b="$W" -v c="$M_ours" -v d="$M" 'BEGIN {
-                    if (b > 0) printf " %.2f |", a / b; else printf " – |"
-                    printf " %.2f |\n", c / d }'
+                awk -v w="$W_ours" -v W="$W" -v c="$C_ours" -v C="$C" -v m="$M_ours" -v M="$M" \
+                    -v z="$Z_ours" -v Z="$Z" 'BEGIN {
+                    ratio = "%.2f |"
+                    if (W > 0) printf " " ratio, w / W; else printf " – |"
+                    if (C > 0) printf " " ratio, c / C; else printf " – |"
+                    printf " " ratio, m / M
+                    if (Z > 0) printf " " ratio "\n", z / Z; else printf " – |\n" }'
             else
-                printf '  |  |\n'
+                printf '  |  |  |  |\n'
             fi
         done
         # Breakpad takes minutes on the large inputs: one run, default flags only.
         if [ -n "$breakpad" ] && [ -z "$flags" ]; then
-            read -r a b d < <(measure timeout 900 "$breakpad" "$debug" || echo "timeout - -")
-            printf '| %s | %s | %s | Breakpad dump_syms | %s | %s | %s |  |  |\n' "$name" "$mb" default "$a" "$b" "$d"
+            read -r a b d e < <(measure timeout 900 "$breakpad" "$debug" || echo "timeout - - -")
+            printf '| %s | %s | %s | Breakpad dump_syms | %s | %s | %s | %s |  |  |  |  |\n' "$name" "$mb" default "$a" "$b" "$d" "$e"
         fi
-        unset w c m
+        unset w c m z
     done
 done
 echo

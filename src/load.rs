@@ -2,7 +2,7 @@
 //! asks this module for sections by name and gets bytes back.
 
 use std::borrow::Cow;
-use std::io::Read;
+use std::io::{BufRead, Read};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
@@ -161,7 +161,10 @@ pub enum SectionBytes<'a> {
 /// The decompressed bytes of a zlib-compressed section, read in order. Consumed
 /// compressed input is released from memory as it goes (see [`Input::release`]).
 pub struct SectionStream<'a> {
-    inflater: flate2::read::ZlibDecoder<ReleasingReader<'a>>,
+    // The buffered-input decoder over the mapped bytes themselves: the `Read` one copies
+    // its input into a buffer of its own first, a tenth of a compressed dump's time in
+    // copies, and hands the inflater a few KB at a time.
+    inflater: flate2::bufread::ZlibDecoder<ReleasingReader<'a>>,
     /// The uncompressed size the section header claims.
     pub size: u64,
 }
@@ -176,7 +179,7 @@ impl<'a> SectionStream<'a> {
             released: 0,
         };
         SectionStream {
-            inflater: flate2::read::ZlibDecoder::new(reader),
+            inflater: flate2::bufread::ZlibDecoder::new(reader),
             size,
         }
     }
@@ -188,7 +191,7 @@ impl Read for SectionStream<'_> {
     }
 }
 
-/// Reads a part of a mapped input, releasing what it has read every few MB.
+/// Reads a part of a mapped input in place, releasing what it has read every few MB.
 struct ReleasingReader<'a> {
     input: &'a Input,
     data: &'a [u8],
@@ -201,15 +204,26 @@ const RELEASE_STEP: usize = 8 << 20;
 
 impl Read for ReleasingReader<'_> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        let rest = self.data.get(self.pos..).unwrap_or_default();
+        let rest = self.fill_buf()?;
         let n = rest.len().min(buf.len());
         buf[..n].copy_from_slice(&rest[..n]);
-        self.pos += n;
-        if self.pos - self.released >= RELEASE_STEP || (n == 0 && self.pos > self.released) {
+        self.consume(n);
+        Ok(n)
+    }
+}
+
+impl BufRead for ReleasingReader<'_> {
+    fn fill_buf(&mut self) -> std::io::Result<&[u8]> {
+        Ok(self.data.get(self.pos..).unwrap_or_default())
+    }
+
+    fn consume(&mut self, n: usize) {
+        self.pos = self.pos.saturating_add(n).min(self.data.len());
+        let end = self.pos == self.data.len();
+        if self.pos - self.released >= RELEASE_STEP || (end && self.pos > self.released) {
             self.input.release(&self.data[self.released..self.pos]);
             self.released = self.pos;
         }
-        Ok(n)
     }
 }
 

@@ -107,6 +107,74 @@ fn functions_lines_and_inlines_match_llvm_symbolizer() {
     assert!(ok, "agreement below the required share (see above)");
 }
 
+/// The real-size PDB of bench/make-windows-real.sh (DuckDB, MinGW-w64 target) against
+/// LLVM 19's llvm-symbolizer at the 20,000 sampled addresses that script recorded;
+/// `DUMPSYMS_REAL_PDB` names its directory (default: target/bench/windows-real). Not
+/// run by CI: the input takes most of an hour to build. `bench/run.sh pdb-check`.
+///
+/// CodeView names the functions of Itanium-mangled code by their qualified names, with
+/// no parameter list and no space after a template argument's comma
+/// (`std::vector<int,std::allocator<int> >::push_back`), as llvm-symbolizer prints
+/// them; we name a function by its demangled public symbol where it has one, as
+/// Mozilla's and Breakpad's dumpers do. Commas and template closers are compared
+/// without their spaces; the parameter list is tolerated as for the other fixtures.
+#[test]
+#[ignore = "needs the benchmark's real PDB (bench/make-windows-real.sh)"]
+fn real_pdb_matches_llvm_symbolizer() {
+    let dir = std::env::var_os("DUMPSYMS_REAL_PDB").map_or_else(
+        || Path::new(env!("CARGO_MANIFEST_DIR")).join("target/bench/windows-real"),
+        PathBuf::from,
+    );
+    let text = dump(&["--inlines", dir.join("duckdb.dll").to_str().unwrap()]);
+    let sym = parse(&text);
+    // LLVM's demanglers also close nested templates without spaces (`>>>`), where GNU's
+    // writes `> > >`.
+    let squeeze = |s: &str| {
+        let mut s = s.replace(", ", ",");
+        while s.contains("> >") {
+            s = s.replace("> >", ">>");
+        }
+        s
+    };
+    let oracle: Vec<OracleRow> = read_oracle(&dir.join("oracle.tsv"))
+        .into_iter()
+        .map(|mut row| {
+            for f in &mut row.frames {
+                f.0 = squeeze(&f.0);
+            }
+            row.symtab_name = squeeze(&row.symtab_name);
+            row
+        })
+        .collect();
+    assert!(oracle.len() > 10_000, "oracle too small: {}", oracle.len());
+    let score = common::scoring::score_with(
+        |addr| {
+            sym.lookup(addr).map(|mut a| {
+                a.function = squeeze(&a.function);
+                for i in &mut a.inlines {
+                    i.0 = squeeze(&i.0);
+                }
+                a
+            })
+        },
+        &oracle,
+    );
+    score.report("duckdb.dll (real PDB)");
+    let share = |n: usize| n as f64 / score.total as f64;
+    for (what, n) in [
+        ("function", score.function),
+        ("line", score.line),
+        ("inline chain", score.inline),
+    ] {
+        assert!(
+            share(n) >= 0.995,
+            "{what}: {:.2}% of {} addresses agree, below 99.5%",
+            100.0 * share(n),
+            score.total
+        );
+    }
+}
+
 /// One `RuntimeFunction` as llvm-readobj --unwind prints it.
 struct ReadobjFunction {
     start: u64,

@@ -8,6 +8,7 @@
 mod lines;
 mod names;
 mod resolve;
+mod skim;
 mod split;
 mod stream;
 pub(crate) mod sup;

@@ -224,15 +224,15 @@ fn read_unit(
         have += read_full(stream, &mut head[4..12])?;
     }
     let total = unit_length(&head[..have], endian, left)?;
-    // Sized once (growing by doubling copied multi-MB units several times over). The
-    // length was checked against what the section header claims, which `load` bounds
-    // by the file's size, so a damaged length cannot ask for more than that.
-    let mut data = head[..have].to_vec();
-    stream
-        .take((total - have) as u64)
-        .read_to_end(&mut data)
-        .map_err(|e| format!("cannot decompress: {e}"))?;
-    if data.len() != total {
+    // Sized once, and filled by as few reads as the inflater needs: each read's output
+    // is also copied into its 32 KB window, so small reads (as `read_to_end` makes)
+    // copy every byte a second time, and growing the vector copied multi-MB units
+    // several times over. The length was checked against what the section header
+    // claims, which `load` bounds by the file's size, so a damaged length cannot ask for
+    // more than that; the zeroed pages are not touched before the inflater writes them.
+    let mut data = vec![0u8; total];
+    data[..have].copy_from_slice(&head[..have]);
+    if read_full(stream, &mut data[have..])? != total - have {
         return Err("the section ends inside a unit".to_string());
     }
     Ok(Some(data))

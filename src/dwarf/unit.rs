@@ -6,6 +6,7 @@ use gimli::{AttributeSpecification, AttributeValue, Section as _, UnitHeader, co
 
 use super::lines::{self, FileTable, RawRow};
 use super::names::{DieInfo, LazyStr, NONE, ScopeKind, UnitDies};
+use super::skim;
 use super::unit_warning;
 use super::{Context, R};
 use crate::debuginfo::{InlineSite, LineRow};
@@ -598,26 +599,25 @@ fn walk<'a>(
     dies: &mut UnitDies<'a>,
     drafts: &mut Drafts,
 ) -> gimli::Result<()> {
-    let mut entries = unit.entries_raw(None)?;
+    let wanted_here = |a: &gimli::Abbreviation| wanted(a.tag(), a, cx.inlines);
+    let childless_here = |a: &gimli::Abbreviation| childless(a.tag(), cx.inlines);
+    let mut cursor = Cursor::new(unit, &wanted_here, &childless_here)?;
     let mut stack: Vec<Frame> = Vec::new();
-    while !entries.is_empty() {
-        let depth = entries.next_depth();
-        let die_offset = entries.next_offset().0;
-        let Some(abbrev) = entries.read_abbreviation()? else {
-            continue;
-        };
-        let tag = abbrev.tag();
-        if !wanted(tag, abbrev, cx.inlines) {
-            entries.skip_attributes(abbrev.attributes())?;
-            if abbrev.has_children() {
-                // Children of an uninteresting DIE (a lexical block, a variable) inherit
-                // the enclosing scope and function.
-                let (scope, ctx) = enclosing(&mut stack, depth);
-                stack.push(Frame { depth, scope, ctx });
+    while let Some((die_offset, depth, die)) = cursor.next()? {
+        let tag = match die {
+            Die::Null => continue,
+            Die::Skipped { has_children } => {
+                if has_children {
+                    // Children of an uninteresting DIE (a lexical block, a variable)
+                    // inherit the enclosing scope and function.
+                    let (scope, ctx) = enclosing(&mut stack, depth);
+                    stack.push(Frame { depth, scope, ctx });
+                }
+                continue;
             }
-            continue;
-        }
-        let facts = Facts::read(&mut entries, abbrev.attributes())?;
+            Die::Read { tag } => tag,
+        };
+        let facts = &cursor.facts;
         let (parent_scope, parent_ctx) = enclosing(&mut stack, depth);
         let (scope, ctx) = match tag {
             constants::DW_TAG_compile_unit | constants::DW_TAG_partial_unit => {
@@ -631,7 +631,7 @@ fn walk<'a>(
                 (parent_scope, parent_ctx)
             }
             constants::DW_TAG_inlined_subroutine => {
-                let ctx = inline_site(cx, unit, start, &facts, parent_ctx, drafts)?;
+                let ctx = inline_site(cx, unit, start, facts, parent_ctx, drafts)?;
                 (parent_scope, ctx)
             }
             _ => {
@@ -641,14 +641,169 @@ fn walk<'a>(
                     parent: parent_scope,
                     parent_ctx,
                 };
-                scope_die(cx, unit, tag, &facts, at, dies, drafts)?
+                scope_die(cx, unit, tag, facts, at, dies, drafts)?
             }
         };
-        if abbrev.has_children() {
+        if cursor.had_children {
             stack.push(Frame { depth, scope, ctx });
         }
     }
     Ok(())
+}
+
+/// One DIE as the walk sees it.
+enum Die {
+    /// The end of a list of children.
+    Null,
+    /// A DIE the walk does not read.
+    Skipped { has_children: bool },
+    /// A DIE the walk reads: its attributes are in [`Cursor::facts`].
+    Read { tag: constants::DwTag },
+}
+
+/// The DIEs of a unit in order: through their abbreviations' plans (see [`skim`]), or
+/// through gimli where a plan cannot tell where a DIE ends, which then gives the same
+/// result and the same errors as gimli alone.
+struct Cursor<'u, 'a> {
+    unit: &'u gimli::Unit<R<'a>>,
+    plans: skim::Plans<'u, 'a>,
+    wanted: &'u dyn Fn(&gimli::Abbreviation) -> bool,
+    /// The unit offset of the first DIE, and the bytes from there.
+    root: usize,
+    data: &'a [u8],
+    endian: gimli::RunTimeEndian,
+    pos: usize,
+    /// As gimli counts it: a DIE with children opens a level, a null entry closes one.
+    next_depth: isize,
+    /// Whether the DIE last returned has children.
+    had_children: bool,
+    /// The attributes of the DIE last read. Kept here rather than returned: moving
+    /// them (a few hundred bytes) through each call was a quarter of the walk.
+    facts: Facts<'a>,
+}
+
+impl<'u, 'a> Cursor<'u, 'a> {
+    fn new(
+        unit: &'u gimli::Unit<R<'a>>,
+        wanted: &'u dyn Fn(&gimli::Abbreviation) -> bool,
+        childless: &'u dyn Fn(&gimli::Abbreviation) -> bool,
+    ) -> gimli::Result<Self> {
+        let root = unit.header.root_offset().0;
+        let entries = unit.header.range_from(gimli::UnitOffset(root)..)?;
+        Ok(Cursor {
+            unit,
+            plans: skim::Plans::new(unit, wanted, Facts::slot_of, childless),
+            wanted,
+            root,
+            data: entries.slice(),
+            endian: gimli::Reader::endian(&entries),
+            pos: 0,
+            next_depth: 0,
+            had_children: false,
+            facts: Facts::default(),
+        })
+    }
+
+    /// The next DIE: its unit offset, depth and what the walk needs of it.
+    fn next(&mut self) -> gimli::Result<Option<(usize, isize, Die)>> {
+        if self.pos >= self.data.len() {
+            return Ok(None);
+        }
+        let depth = self.next_depth;
+        let offset = self.root + self.pos;
+        let die = match self.planned()? {
+            Some(die) => die,
+            None => self.by_gimli(offset)?,
+        };
+        match &die {
+            Die::Null => self.next_depth -= 1,
+            // `had_children` is set by the read.
+            Die::Read { .. } => self.next_depth += isize::from(self.had_children),
+            Die::Skipped { has_children } => {
+                self.had_children = *has_children;
+                self.next_depth += isize::from(*has_children);
+            }
+        }
+        Ok(Some((offset, depth, die)))
+    }
+
+    /// The DIE at `pos` by its abbreviation's plan; `None` when the plan cannot tell.
+    fn planned(&mut self) -> gimli::Result<Option<Die>> {
+        let (data, root, unit) = (self.data, self.root, self.unit);
+        let mut at = self.pos;
+        let Some(code) = skim::uleb(data, &mut at) else {
+            return Ok(None);
+        };
+        if code == 0 {
+            self.pos = at;
+            return Ok(Some(Die::Null));
+        }
+        let Some(plan) = self.plans.get(code) else {
+            return Ok(None);
+        };
+        if !plan.wanted {
+            let Some(end) = plan.skip(data, at, self.endian) else {
+                return Ok(None);
+            };
+            // With its children, when nothing in them is read and it says where they
+            // end (a sibling reference past its own attributes, inside the unit).
+            let sibling = plan
+                .sibling(data, at, self.endian)
+                .and_then(|s| usize::try_from(s).ok()?.checked_sub(root))
+                .filter(|&s| s > end && s <= data.len());
+            if let Some(next) = sibling {
+                self.pos = next;
+                return Ok(Some(Die::Skipped {
+                    has_children: false,
+                }));
+            }
+            self.pos = end;
+            return Ok(Some(Die::Skipped {
+                has_children: plan.has_children,
+            }));
+        }
+        let facts = &mut self.facts;
+        *facts = Facts::default();
+        let read = |p: usize, spec, slot| -> Result<usize, Option<gimli::Error>> {
+            // At the very end, gimli's error is the one to give.
+            if p >= data.len() {
+                return Err(None);
+            }
+            let mut e = unit.entries_raw(Some(gimli::UnitOffset(root + p)))?;
+            facts.set(slot, e.read_attribute_inline(spec)?.value());
+            Ok(e.next_offset().0 - root)
+        };
+        match plan.go(data, at, self.endian, read) {
+            Ok(Some(end)) => {
+                self.pos = end;
+                self.had_children = plan.has_children;
+                Ok(Some(Die::Read { tag: plan.tag }))
+            }
+            Ok(None) | Err(None) => Ok(None),
+            Err(Some(e)) => Err(e),
+        }
+    }
+
+    /// The DIE at unit offset `offset`, read by gimli.
+    fn by_gimli(&mut self, offset: usize) -> gimli::Result<Die> {
+        let mut entries = self.unit.entries_raw(Some(gimli::UnitOffset(offset)))?;
+        let die = match entries.read_abbreviation()? {
+            None => Die::Null,
+            Some(abbrev) if !(self.wanted)(abbrev) => {
+                entries.skip_attributes(abbrev.attributes())?;
+                Die::Skipped {
+                    has_children: abbrev.has_children(),
+                }
+            }
+            Some(abbrev) => {
+                self.had_children = abbrev.has_children();
+                self.facts.read(&mut entries, abbrev.attributes())?;
+                Die::Read { tag: abbrev.tag() }
+            }
+        };
+        self.pos = entries.next_offset().0 - self.root;
+        Ok(die)
+    }
 }
 
 /// Whether the walk reads a DIE of this tag and abbreviation; the others are skipped
@@ -673,6 +828,25 @@ fn wanted(tag: constants::DwTag, abbrev: &gimli::Abbreviation, inlines: bool) ->
                     .iter()
                     .any(|a| a.name() == constants::DW_AT_declaration)
         }
+        _ => false,
+    }
+}
+
+/// Whether the walk reads nothing under a DIE of this tag (it does not read the DIE
+/// either), so that the DIE may be stepped over with its children. Inlined calls hold
+/// only their parameters, variables, blocks and nested calls; the others hold only
+/// their parts (enumerators, subranges, parameters). Not lexical blocks: a local
+/// class's member functions are named through the class, declared inside the block.
+fn childless(tag: constants::DwTag, inlines: bool) -> bool {
+    match tag {
+        constants::DW_TAG_inlined_subroutine => !inlines,
+        constants::DW_TAG_call_site
+        | constants::DW_TAG_GNU_call_site
+        | constants::DW_TAG_enumeration_type
+        | constants::DW_TAG_subroutine_type
+        | constants::DW_TAG_array_type
+        | constants::DW_TAG_formal_parameter
+        | constants::DW_TAG_variable => true,
         _ => false,
     }
 }
@@ -814,45 +988,69 @@ impl<'a> Facts<'a> {
         (call_file, call_line)
     }
 
+    /// The slot of an attribute the walk uses, for [`Facts::set`].
+    fn slot_of(name: constants::DwAt) -> Option<u8> {
+        Some(match name {
+            constants::DW_AT_name => 0,
+            constants::DW_AT_linkage_name => 1,
+            constants::DW_AT_MIPS_linkage_name => 2,
+            constants::DW_AT_specification => 3,
+            constants::DW_AT_abstract_origin => 4,
+            constants::DW_AT_low_pc => 5,
+            constants::DW_AT_high_pc => 6,
+            constants::DW_AT_ranges => 7,
+            constants::DW_AT_call_file => 8,
+            constants::DW_AT_call_line => 9,
+            constants::DW_AT_language => 10,
+            _ => return None,
+        })
+    }
+
+    fn set(&mut self, slot: u8, value: AttributeValue<R<'a>>) {
+        let field = match slot {
+            0 => &mut self.name,
+            1 => &mut self.linkage_name,
+            2 => &mut self.mips_linkage_name,
+            3 => &mut self.specification,
+            4 => &mut self.abstract_origin,
+            5 => &mut self.low_pc,
+            6 => &mut self.high_pc,
+            7 => &mut self.ranges,
+            8 => &mut self.call_file,
+            9 => &mut self.call_line,
+            _ => &mut self.language,
+        };
+        // A repeated attribute (damaged input): the first one counts.
+        if field.is_none() {
+            *field = Some(value);
+        }
+    }
+
     /// Reads the attributes of the DIE whose abbreviation `specs` are. Runs of unused
     /// attributes are skipped by their sizes: parsing every attribute of every indexed
     /// DIE (a member function's declaration has ten) into a list, then searching the
     /// list, was a fifth of a large dump's time.
     fn read(
+        &mut self,
         entries: &mut gimli::EntriesRaw<'_, R<'a>>,
         specs: &[AttributeSpecification],
-    ) -> gimli::Result<Self> {
-        let mut facts = Facts::default();
+    ) -> gimli::Result<()> {
+        *self = Facts::default();
         let mut skipped = 0;
         for (i, spec) in specs.iter().enumerate() {
-            let slot = match spec.name() {
-                constants::DW_AT_name => &mut facts.name,
-                constants::DW_AT_linkage_name => &mut facts.linkage_name,
-                constants::DW_AT_MIPS_linkage_name => &mut facts.mips_linkage_name,
-                constants::DW_AT_specification => &mut facts.specification,
-                constants::DW_AT_abstract_origin => &mut facts.abstract_origin,
-                constants::DW_AT_low_pc => &mut facts.low_pc,
-                constants::DW_AT_high_pc => &mut facts.high_pc,
-                constants::DW_AT_ranges => &mut facts.ranges,
-                constants::DW_AT_call_file => &mut facts.call_file,
-                constants::DW_AT_call_line => &mut facts.call_line,
-                constants::DW_AT_language => &mut facts.language,
-                _ => continue,
+            let Some(slot) = Facts::slot_of(spec.name()) else {
+                continue;
             };
             if skipped < i {
                 entries.skip_attributes(&specs[skipped..i])?;
             }
             skipped = i + 1;
-            let value = entries.read_attribute_inline(*spec)?.value();
-            // A repeated attribute (damaged input): the first one counts.
-            if slot.is_none() {
-                *slot = Some(value);
-            }
+            self.set(slot, entries.read_attribute_inline(*spec)?.value());
         }
         if skipped < specs.len() {
             entries.skip_attributes(&specs[skipped..])?;
         }
-        Ok(facts)
+        Ok(())
     }
 }
 

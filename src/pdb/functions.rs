@@ -54,25 +54,29 @@ pub(super) fn extract(
     inlines: bool,
     warnings: &mut Warnings,
 ) -> Result<DebugInfo, Error> {
-    let count = super::contain::contained(|| -> Result<usize, Error> {
+    let weights = super::contain::contained(|| -> Result<Vec<u64>, Error> {
         let mut pdb = open(path, bytes)?;
         let dbi = pdb
             .debug_information()
             .map_err(|e| corrupt(path, "DBI stream", e))?;
         let mut modules = dbi.modules().map_err(|e| corrupt(path, "module list", e))?;
-        let mut n = 0usize;
+        let mut weights = Vec::new();
         while let Ok(Some(_)) = modules.next() {
-            n += 1;
+            weights.push(0u64);
         }
-        Ok(n)
+        // A module's work follows its code: its procedures, rows and sites.
+        if let Ok(mut contributions) = dbi.section_contributions() {
+            while let Ok(Some(c)) = contributions.next() {
+                if let Some(w) = weights.get_mut(c.module) {
+                    *w = w.saturating_add(u64::from(c.size));
+                }
+            }
+        }
+        Ok(weights)
     })
     .unwrap_or_else(|why| Err(Error::new(path, crate::error::ErrorKind::Corrupt(why))))?;
-    let tasks = (rayon::current_num_threads() * TASKS_PER_THREAD).clamp(1, count.max(1));
-    let per_task = count.div_ceil(tasks).max(1);
-    let ranges: Vec<(usize, usize)> = (0..count)
-        .step_by(per_task)
-        .map(|s| (s, (s + per_task).min(count)))
-        .collect();
+    let tasks = rayon::current_num_threads() * TASKS_PER_THREAD;
+    let ranges = balanced_ranges(&weights, tasks);
     let results: Vec<Vec<ModuleResult>> = ranges
         .into_par_iter()
         .map(|(first, end)| {
@@ -117,6 +121,30 @@ pub(super) fn extract(
         &mut allowance,
         warnings,
     ))
+}
+
+/// Splits modules `0..weights.len()` into at most about `tasks` runs of similar weight
+/// (a module's bytes of code), so that the last task is not one holding most of
+/// the work: real PDBs put the program's modules first and hundreds of nearly empty
+/// library ones after them. Opening the PDB for a task costs about 1.5 ms (measured on
+/// the real-PDB bench), so a task is never smaller than a module.
+fn balanced_ranges(weights: &[u64], tasks: usize) -> Vec<(usize, usize)> {
+    // One more byte a module, so that empty modules still count and weights of 0 split.
+    let total: u64 = weights.iter().map(|w| w.saturating_add(1)).sum();
+    let target = total.div_ceil(tasks.max(1) as u64).max(1);
+    let mut ranges = Vec::new();
+    let (mut first, mut acc) = (0usize, 0u64);
+    for (i, w) in weights.iter().enumerate() {
+        acc = acc.saturating_add(w.saturating_add(1));
+        if acc >= target {
+            ranges.push((first, i + 1));
+            (first, acc) = (i + 1, 0);
+        }
+    }
+    if first < weights.len() {
+        ranges.push((first, weights.len()));
+    }
+    ranges
 }
 
 /// Reads modules `first..end` with a view of the file of its own.
@@ -172,6 +200,23 @@ fn read_modules(
     out
 }
 
+/// A module's inline functions by id, each with the first of its entries. One id can
+/// have several: clang names a function template's id without its template arguments,
+/// so every instantiation of overloads with one signature shares an id, each with its
+/// own start line. Nothing in a site says which it meant; the first is the one
+/// llvm-symbolizer reads (on the real-PDB bench, 100 addresses more agree with it than
+/// with the last).
+fn first_inlinees<'a>(info: &'a pdb::ModuleInfo<'_>) -> HashMap<pdb::IdIndex, pdb::Inlinee<'a>> {
+    let mut map = HashMap::new();
+    let Ok(mut entries) = info.inlinees() else {
+        return map;
+    };
+    while let Ok(Some(inlinee)) = entries.next() {
+        map.entry(inlinee.index()).or_insert(inlinee);
+    }
+    map
+}
+
 /// The procedures of one module with their line rows and inline sites.
 fn read_module(
     pdb: &mut Pdb<'_>,
@@ -192,10 +237,8 @@ fn read_module(
         }
     };
     let program = info.line_program().ok();
-    let inlinees: HashMap<pdb::IdIndex, pdb::Inlinee<'_>> = if inlines {
-        info.inlinees()
-            .and_then(|it| it.map(|i| Ok((i.index(), i))).collect())
-            .unwrap_or_default()
+    let inlinees = if inlines {
+        first_inlinees(&info)
     } else {
         HashMap::new()
     };
@@ -314,12 +357,19 @@ struct Proc {
     open_sites: Vec<usize>,
 }
 
+/// A site's call from one line of its caller: `(line, file, ranges)`.
+type Call = (u32, u32, Vec<(u64, u64)>);
+
+/// A child site (by index) and its ranges inside one record of its parent.
+type ChildPart = (usize, Vec<(u64, u64)>);
+
 struct Site {
     depth: u32,
     origin: u32,
-    call_line: u32,
-    call_file: u32,
-    ranges: Vec<(u64, u64)>,
+    /// `(call line, call file, ranges)`: one per line the caller is at over the site's
+    /// code, since a site's code can be spread over several of the caller's lines (a
+    /// loop's test and body, say) and a frame's call line is the caller's line there.
+    calls: Vec<Call>,
     lines: Vec<(u64, u64, u32, u32)>,
 }
 
@@ -469,33 +519,23 @@ impl ModuleCx<'_, '_, '_> {
                 _ => ranges.push((s, e)),
             }
         }
-        let Some(&(first, ..)) = rows.first() else {
-            proc.open_sites.push(usize::MAX);
-            return false;
-        };
-        // The call is where the parent (the procedure or the enclosing site) was when
-        // the inlined code began.
+        // The call line is the caller's line at the inlined code, as a stack walker
+        // (and llvm-symbolizer) reads it: the procedure's rows, or the enclosing site's.
         let parent_rows = match proc.open_sites.iter().rev().find(|&&i| i != usize::MAX) {
             Some(&i) => &proc.sites[i].lines,
             None => &proc.lines,
         };
-        let at = parent_rows
-            .iter()
-            .find(|r| r.0 <= first && first < r.1)
-            .or_else(|| parent_rows.iter().rev().find(|r| r.0 <= first))
-            .or(parent_rows.first());
-        let Some(&(_, _, call_line, call_file)) = at else {
+        let calls = calls_by_caller_line(&ranges, parent_rows);
+        if calls.is_empty() {
             proc.open_sites.push(usize::MAX);
             return false;
-        };
+        }
         let depth = proc.open_sites.iter().filter(|&&i| i != usize::MAX).count() as u32;
         let origin = self.origin_slot(site.inlinee);
         proc.sites.push(Site {
             depth,
             origin,
-            call_line,
-            call_file,
-            ranges,
+            calls,
             lines: rows,
         });
         proc.open_sites.push(proc.sites.len() - 1);
@@ -531,17 +571,7 @@ impl ModuleCx<'_, '_, '_> {
                 }),
             }
         }
-        let sites: Vec<InlineSite> = proc
-            .sites
-            .into_iter()
-            .map(|s| InlineSite {
-                depth: s.depth,
-                origin: s.origin as usize,
-                call_file: s.call_file,
-                call_line: s.call_line,
-                ranges: s.ranges,
-            })
-            .collect();
+        let sites = site_records(proc.sites);
         let body = crate::body::encode(proc.start, &rows, &sites, &mut self.out.bytes);
         self.out.pieces.push(Piece {
             start: proc.start,
@@ -550,6 +580,193 @@ impl ModuleCx<'_, '_, '_> {
             body,
         });
     }
+}
+
+/// The INLINE records of a procedure's sites (pre-order, by depth). A site whose code
+/// lies on several of its caller's lines gives a record per line; stack walkers take
+/// a record's children to be the records one deeper that follow it, so each child is
+/// cut to the ranges of the record it follows and written after it.
+fn site_records(mut sites: Vec<Site>) -> Vec<InlineSite> {
+    // Most procedures: every site on one caller line, nothing to cut.
+    if sites.iter().all(|s| s.calls.len() == 1) {
+        return sites
+            .iter_mut()
+            .filter_map(|s| {
+                let (call_line, call_file, ranges) = s.calls.pop()?;
+                Some(InlineSite {
+                    depth: s.depth,
+                    origin: s.origin as usize,
+                    call_file,
+                    call_line,
+                    ranges,
+                })
+            })
+            .collect();
+    }
+    let sites = &sites[..];
+    let mut children: Vec<Vec<usize>> = vec![Vec::new(); sites.len()];
+    let mut roots = Vec::new();
+    // The latest site at each depth, for finding a site's parent.
+    let mut latest: Vec<usize> = Vec::new();
+    for (i, site) in sites.iter().enumerate() {
+        let depth = site.depth as usize;
+        latest.truncate(depth);
+        match depth.checked_sub(1).and_then(|d| latest.get(d)) {
+            Some(&parent) => children[parent].push(i),
+            None if depth == 0 => roots.push(i),
+            // Pre-order from one stream: a deeper site always follows its parent.
+            None => continue,
+        }
+        latest.push(i);
+    }
+    let mut out = Vec::with_capacity(sites.len());
+    for root in roots {
+        emit_site(sites, &children, root, None, &mut out);
+    }
+    out
+}
+
+/// Writes site `i`'s records, cut to `within` (its ranges inside the parent record it
+/// follows), each followed by the parts of its children inside it. A child is cut by
+/// looking its ranges up among the records' ranges, not by meeting it with every
+/// record: a crafted procedure of many caller lines and many children would otherwise
+/// cost their product.
+fn emit_site(
+    sites: &[Site],
+    children: &[Vec<usize>],
+    i: usize,
+    within: Option<&[(u64, u64)]>,
+    out: &mut Vec<InlineSite>,
+) {
+    let site = &sites[i];
+    let records: Vec<Call> = site
+        .calls
+        .iter()
+        .filter_map(|(line, file, ranges)| {
+            let ranges = match within {
+                Some(parent) => intersect(ranges, parent),
+                None => ranges.clone(),
+            };
+            (!ranges.is_empty()).then_some((*line, *file, ranges))
+        })
+        .collect();
+    // `(start, end, record)` of every record's ranges, by address (they are disjoint).
+    let mut pieces: Vec<(u64, u64, usize)> = Vec::new();
+    if !children[i].is_empty() {
+        for (k, record) in records.iter().enumerate() {
+            pieces.extend(record.2.iter().map(|&(s, e)| (s, e, k)));
+        }
+        pieces.sort_unstable();
+    }
+    // For each record, the children inside it with their parts there, in child order.
+    let mut inside: Vec<Vec<ChildPart>> = vec![Vec::new(); records.len()];
+    for &child in &children[i] {
+        let mut own: Vec<(u64, u64)> = sites[child]
+            .calls
+            .iter()
+            .flat_map(|c| c.2.iter().copied())
+            .collect();
+        own.sort_unstable();
+        for (s, e) in own {
+            let mut p = pieces.partition_point(|piece| piece.1 <= s);
+            while let Some(&(ps, pe, k)) = pieces.get(p).filter(|piece| piece.0 < e) {
+                let part = (s.max(ps), e.min(pe));
+                match inside[k].last_mut() {
+                    Some((c, parts)) if *c == child => parts.push(part),
+                    _ => inside[k].push((child, vec![part])),
+                }
+                p += 1;
+            }
+        }
+    }
+    for ((call_line, call_file, ranges), children_inside) in records.into_iter().zip(inside) {
+        out.push(InlineSite {
+            depth: site.depth,
+            origin: site.origin as usize,
+            call_file,
+            call_line,
+            ranges,
+        });
+        for (child, parts) in children_inside {
+            emit_site(sites, children, child, Some(&parts), out);
+        }
+    }
+}
+
+/// The parts of `a` inside `b`; both by address and disjoint.
+fn intersect(a: &[(u64, u64)], b: &[(u64, u64)]) -> Vec<(u64, u64)> {
+    let mut out = Vec::new();
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() && j < b.len() {
+        let s = a[i].0.max(b[j].0);
+        let e = a[i].1.min(b[j].1);
+        if s < e {
+            out.push((s, e));
+        }
+        if a[i].1 <= b[j].1 {
+            i += 1;
+        } else {
+            j += 1;
+        }
+    }
+    out
+}
+
+/// Splits a site's `ranges` (by address, disjoint) by the caller's line over them:
+/// `(line, file, ranges)` in order of first address. `parent_rows` are the caller's
+/// `(start, end, line, file)` by address; where they leave a gap, the row before it
+/// (or the first row) holds, as it did for the caller's own code. Empty when the caller
+/// has no rows.
+fn calls_by_caller_line(ranges: &[(u64, u64)], parent_rows: &[(u64, u64, u32, u32)]) -> Vec<Call> {
+    let mut calls: Vec<Call> = Vec::new();
+    let Some(first) = parent_rows.first() else {
+        return calls;
+    };
+    // Real sites lie on a line or two of their caller; a crafted one can lie on a great
+    // many, and is then looked up by line and file.
+    let mut index: HashMap<(u32, u32), usize> = HashMap::new();
+    let mut add = |line: u32, file: u32, s: u64, e: u64| {
+        let found = if calls.len() <= 8 {
+            calls.iter().position(|c| c.0 == line && c.1 == file)
+        } else {
+            if index.is_empty() {
+                index.extend(calls.iter().enumerate().map(|(i, c)| ((c.0, c.1), i)));
+            }
+            index.get(&(line, file)).copied()
+        };
+        let i = found.unwrap_or_else(|| {
+            calls.push((line, file, Vec::new()));
+            if calls.len() > 9 {
+                index.insert((line, file), calls.len() - 1);
+            }
+            calls.len() - 1
+        });
+        match calls[i].2.last_mut() {
+            Some(last) if last.1 == s => last.1 = e,
+            _ => calls[i].2.push((s, e)),
+        }
+    };
+    for &(s, e) in ranges {
+        let mut at = s;
+        // The first row not ending at or before `at`.
+        let mut i = parent_rows.partition_point(|r| r.1 <= at);
+        while at < e {
+            while parent_rows.get(i).is_some_and(|r| r.1 <= at) {
+                i += 1;
+            }
+            let (row, until) = match parent_rows.get(i) {
+                Some(r) if r.0 <= at => (r, r.1.min(e)),
+                Some(r) => (
+                    i.checked_sub(1).map_or(first, |j| &parent_rows[j]),
+                    r.0.min(e),
+                ),
+                None => (parent_rows.last().unwrap_or(first), e),
+            };
+            add(row.2, row.3, at, until);
+            at = until;
+        }
+    }
+    calls
 }
 
 /// Sets `[s, e)` to `(line, file)` in a map of disjoint segments `start -> (end, line,
@@ -693,5 +910,93 @@ mod tests {
         assert_eq!(segments(&m), vec![(0, 20, 9)]);
         overlay(&mut m, 7, 7, 1, 0);
         assert_eq!(segments(&m), vec![(0, 20, 9)]);
+    }
+
+    #[test]
+    fn a_site_on_two_caller_lines_gives_a_call_per_line() {
+        // The caller: line 10 over [0, 8), a gap, line 12 over [12, 20).
+        let parent = [(0, 8, 10, 1), (12, 20, 12, 1)];
+        // One range across the first row's end and the gap, one in the second row,
+        // one past every row.
+        let calls = calls_by_caller_line(&[(4, 14), (16, 18), (24, 30)], &parent);
+        assert_eq!(
+            calls,
+            vec![
+                (10, 1, vec![(4, 12)]),
+                (12, 1, vec![(12, 14), (16, 18), (24, 30)])
+            ]
+        );
+        assert!(calls_by_caller_line(&[(0, 4)], &[]).is_empty());
+
+        // Many caller lines (past the linear lookup), each met twice: a call per line,
+        // with both of its ranges.
+        let parent: Vec<(u64, u64, u32, u32)> = (0..40)
+            .map(|k| (k * 10, k * 10 + 10, (k % 20) as u32, 1))
+            .collect();
+        let calls = calls_by_caller_line(&[(0, 400)], &parent);
+        assert_eq!(calls.len(), 20);
+        for (k, call) in calls.iter().enumerate() {
+            let k = k as u64;
+            assert_eq!(call.0 as u64, k);
+            assert_eq!(
+                call.2,
+                vec![(k * 10, k * 10 + 10), (k * 10 + 200, k * 10 + 210)]
+            );
+        }
+    }
+
+    #[test]
+    fn children_follow_the_record_of_their_caller_line() {
+        let site = |depth, origin, calls| Site {
+            depth,
+            origin,
+            calls,
+            lines: Vec::new(),
+        };
+        let sites = [
+            site(
+                0,
+                0,
+                vec![(5, 0, vec![(0, 10), (20, 30)]), (6, 0, vec![(10, 20)])],
+            ),
+            // Straddles both of its parent's records.
+            site(1, 1, vec![(7, 0, vec![(8, 12)])]),
+            site(0, 2, vec![(9, 0, vec![(40, 50)])]),
+        ];
+        let records: Vec<_> = site_records(sites.into())
+            .into_iter()
+            .map(|r| (r.depth, r.call_line, r.origin, r.ranges))
+            .collect();
+        assert_eq!(
+            records,
+            vec![
+                (0, 5, 0, vec![(0, 10), (20, 30)]),
+                (1, 7, 1, vec![(8, 10)]),
+                (0, 6, 0, vec![(10, 20)]),
+                (1, 7, 1, vec![(10, 12)]),
+                (0, 9, 2, vec![(40, 50)]),
+            ]
+        );
+    }
+
+    #[test]
+    fn intersect_keeps_the_common_parts() {
+        assert_eq!(
+            intersect(&[(0, 10), (20, 30)], &[(5, 25), (28, 40)]),
+            vec![(5, 10), (20, 25), (28, 30)]
+        );
+        assert!(intersect(&[(0, 5)], &[(5, 9)]).is_empty());
+    }
+
+    #[test]
+    fn module_runs_have_similar_weight() {
+        let weights = [900, 10, 10, 500, 500, 0, 0, 0, 0, 0];
+        let ranges = balanced_ranges(&weights, 4);
+        assert_eq!(ranges, vec![(0, 1), (1, 4), (4, 5), (5, 10)]);
+        // Every module in exactly one run, in order.
+        let covered: Vec<usize> = ranges.iter().flat_map(|&(a, b)| a..b).collect();
+        assert_eq!(covered, (0..weights.len()).collect::<Vec<_>>());
+        assert!(balanced_ranges(&[], 4).is_empty());
+        assert_eq!(balanced_ranges(&[0; 3], 0), vec![(0, 3)]);
     }
 }

@@ -58,7 +58,7 @@ pub fn parse(text: &str) -> SymFile {
     sym.module = first.to_string();
     let mut stage = 0; // 0 header, 1 FILE, 2 INLINE_ORIGIN, 3 FUNC, 4 PUBLIC, 5 STACK
     // The current STACK CFI INIT's range and the last record's address.
-    let mut cfi_range: Option<(u64, u64, u64)> = None;
+    let mut cfi = CfiState::default();
     for line in lines {
         assert!(
             !line.ends_with(' ') && !line.is_empty(),
@@ -187,7 +187,7 @@ pub fn parse(text: &str) -> SymFile {
             "STACK" => {
                 advance(&mut stage, 5);
                 sym.cfi_lines += 1;
-                check_stack_cfi(rest, &mut cfi_range, line);
+                check_stack_cfi(rest, &mut cfi, line);
             }
             _ => {
                 assert_eq!(stage, 3, "line record outside FUNC: {line}");
@@ -242,7 +242,34 @@ fn check_stack_win(rest: &str, line: &str) {
 /// STACK CFI structure: INIT records sorted and disjoint, each with `.cfa` and `.ra`;
 /// other records inside their INIT's range, in increasing order; every rule
 /// `REG: expression` with a non-empty expression.
-fn check_stack_cfi(rest: &str, range: &mut Option<(u64, u64, u64)>, line: &str) {
+/// What the STACK CFI records read so far say: the current INIT's `(start, size, last
+/// address)`, and the rules in force at its last address.
+#[derive(Default)]
+struct CfiState {
+    range: Option<(u64, u64, u64)>,
+    rules: std::collections::HashMap<String, String>,
+}
+
+/// A record's rules as `(register, expression)` pairs.
+fn cfi_rules(rules: &str) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = Vec::new();
+    for tok in rules.split(' ') {
+        match (tok.strip_suffix(':'), out.last_mut()) {
+            (Some(reg), _) => out.push((reg.to_string(), String::new())),
+            (None, Some((_, expr))) => {
+                if !expr.is_empty() {
+                    expr.push(' ');
+                }
+                expr.push_str(tok);
+            }
+            (None, None) => {}
+        }
+    }
+    out
+}
+
+fn check_stack_cfi(rest: &str, cfi: &mut CfiState, line: &str) {
+    let range = &mut cfi.range;
     let rules = if let Some(init) = rest.strip_prefix("CFI INIT ") {
         let mut f = init.splitn(3, ' ');
         let a = hex(f.next().unwrap(), line);
@@ -291,6 +318,17 @@ fn check_stack_cfi(rest: &str, range: &mut Option<(u64, u64, u64)>, line: &str) 
         !expecting_register && !rules.ends_with(':'),
         "rule without expression in {line}"
     );
+    // A change record names only what changes: no rule it gives is the one in force
+    // (a register not named yet holds its caller's value, `$reg: $reg`).
+    if rest.starts_with("CFI INIT ") {
+        cfi.rules.clear();
+    } else {
+        for (reg, expr) in cfi_rules(rules) {
+            let current = cfi.rules.get(&reg).cloned().unwrap_or_else(|| reg.clone());
+            assert_ne!(current, expr, "{reg} repeats the rule in force: {line}");
+        }
+    }
+    cfi.rules.extend(cfi_rules(rules));
 }
 
 /// What a symbol file says about one address.

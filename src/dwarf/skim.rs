@@ -1,0 +1,449 @@
+//! The DIE walk's fast path: stepping over the DIEs it does not read (variables,
+//! parameters, types without members, call sites: most of a unit) by a plan made once
+//! per abbreviation.
+//!
+//! Hand-written because gimli steps over a DIE attribute by attribute, deciding each
+//! form's size every time (`EntriesRaw::skip_attributes`), and looks the abbreviation
+//! up again for every DIE; that was a third of a large dump's CPU. Here each
+//! abbreviation's attributes become a short list of moves (consecutive fixed-size forms
+//! merged into one), as LLVM's DWARF reader does with its fixed-size fast path.
+//! Anything the plan cannot step over with certainty (the end of the unit, an
+//! indirect form, a code the abbreviations lack) is left to gimli, whose reading of
+//! that DIE gives the same result and the same errors as before.
+
+use gimli::{AttributeSpecification, Endianity, RunTimeEndian, UnitHeader, constants};
+
+use super::R;
+
+/// How to step over one attribute, or a run of fixed-size ones.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Move {
+    Bytes(u32),
+    Leb,
+    Block1,
+    Block2,
+    Block4,
+    BlockLeb,
+    CStr,
+}
+
+/// One step through the attributes of a DIE the walk reads: over attributes it does
+/// not use, or reading one it does into slot `.1` (see [`Plans::new`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Step {
+    Over(Move),
+    Read(AttributeSpecification, u8),
+}
+
+/// What the walk needs of an abbreviation, decided once.
+#[derive(Debug)]
+pub(super) struct Plan {
+    /// Whether the walk reads DIEs of this abbreviation.
+    pub wanted: bool,
+    pub has_children: bool,
+    pub tag: constants::DwTag,
+    /// Where its `DW_AT_sibling` reference is (bytes from the start of its attributes)
+    /// and its size, where the walk reads none of its children: the DIE is then
+    /// stepped over with them.
+    sibling: Option<(usize, u8)>,
+    /// How to go through its attributes: stepping over all of them (a DIE the walk
+    /// does not read), or over the unused ones and reading the others (one it reads);
+    /// `None` when gimli must (an indirect form, an unknown one).
+    steps: Option<Vec<Step>>,
+}
+
+/// Codes below this are planned in a table, grown to the largest code a unit uses;
+/// real abbreviation tables number their codes from 1 up, rarely past a thousand.
+/// Larger codes are kept in a map: a table sized by them would let one crafted
+/// abbreviation, shared by many small units, cost each unit a large table.
+const TABLE_CODES: u64 = 1 << 12;
+
+/// The plans of one unit's abbreviations, made as the walk meets them.
+pub(super) struct Plans<'u, 'a> {
+    abbreviations: &'u gimli::Abbreviations,
+    header: &'u UnitHeader<R<'a>>,
+    table: Vec<Option<Plan>>,
+    wanted: &'u dyn Fn(&gimli::Abbreviation) -> bool,
+    slot: fn(constants::DwAt) -> Option<u8>,
+    childless: &'u dyn Fn(&gimli::Abbreviation) -> bool,
+    /// For codes beyond the table.
+    large: std::collections::HashMap<u64, Plan>,
+}
+
+impl<'u, 'a> Plans<'u, 'a> {
+    /// Plans for the DIEs of `unit`: those `wanted` accepts are read, the attributes
+    /// that `slot` gives a slot to read into; the children of those `childless` accepts
+    /// are not read at all.
+    pub(super) fn new(
+        unit: &'u gimli::Unit<R<'a>>,
+        wanted: &'u dyn Fn(&gimli::Abbreviation) -> bool,
+        slot: fn(constants::DwAt) -> Option<u8>,
+        childless: &'u dyn Fn(&gimli::Abbreviation) -> bool,
+    ) -> Self {
+        Plans {
+            abbreviations: &unit.abbreviations,
+            header: &unit.header,
+            table: Vec::new(),
+            wanted,
+            slot,
+            childless,
+            large: std::collections::HashMap::new(),
+        }
+    }
+
+    /// The plan of abbreviation `code`; `None` when the unit has no such abbreviation.
+    #[inline]
+    pub(super) fn get(&mut self, code: u64) -> Option<&Plan> {
+        let i = code as usize;
+        if matches!(self.table.get(i), Some(Some(_))) {
+            return self.table[i].as_ref();
+        }
+        self.make(code)
+    }
+
+    fn make(&mut self, code: u64) -> Option<&Plan> {
+        let (abbreviations, header, wanted, slot, childless) = (
+            self.abbreviations,
+            self.header,
+            self.wanted,
+            self.slot,
+            self.childless,
+        );
+        let make = || {
+            let abbrev = abbreviations.get(code)?;
+            let mut made = plan(abbrev, header, wanted, slot);
+            if !made.wanted && made.has_children && childless(abbrev) {
+                made.sibling = sibling_at(abbrev.attributes(), header);
+            }
+            Some(made)
+        };
+        if code >= TABLE_CODES {
+            return match self.large.entry(code) {
+                std::collections::hash_map::Entry::Occupied(e) => Some(e.into_mut()),
+                std::collections::hash_map::Entry::Vacant(e) => Some(e.insert(make()?)),
+            };
+        }
+        let made = make()?;
+        let i = code as usize;
+        if i >= self.table.len() {
+            self.table.resize_with(i + 1, || None);
+        }
+        Some(self.table[i].insert(made))
+    }
+}
+
+fn plan(
+    abbrev: &gimli::Abbreviation,
+    header: &UnitHeader<R<'_>>,
+    wanted: &dyn Fn(&gimli::Abbreviation) -> bool,
+    slot: fn(constants::DwAt) -> Option<u8>,
+) -> Plan {
+    let wanted = wanted(abbrev);
+    let slot = |name| if wanted { slot(name) } else { None };
+    Plan {
+        wanted,
+        has_children: abbrev.has_children(),
+        tag: abbrev.tag(),
+        sibling: None,
+        steps: steps(abbrev.attributes(), header, slot),
+    }
+}
+
+/// Where a `DW_AT_sibling` of a fixed-size reference form is, when only fixed-size
+/// attributes come before it (GCC writes it last, `DW_FORM_ref4`, after fixed-size
+/// ones): its offset from the first attribute, and its size.
+fn sibling_at(specs: &[AttributeSpecification], header: &UnitHeader<R<'_>>) -> Option<(usize, u8)> {
+    let mut at = 0usize;
+    for spec in specs {
+        if spec.name() == constants::DW_AT_sibling {
+            let size = match spec.form() {
+                constants::DW_FORM_ref1 => 1,
+                constants::DW_FORM_ref2 => 2,
+                constants::DW_FORM_ref4 => 4,
+                constants::DW_FORM_ref8 => 8,
+                _ => return None,
+            };
+            return Some((at, size));
+        }
+        at += spec.size(header)?;
+    }
+    None
+}
+
+fn steps(
+    specs: &[AttributeSpecification],
+    header: &UnitHeader<R<'_>>,
+    slot: impl Fn(constants::DwAt) -> Option<u8>,
+) -> Option<Vec<Step>> {
+    let mut out: Vec<Step> = Vec::new();
+    for spec in specs {
+        if let Some(i) = slot(spec.name()) {
+            out.push(Step::Read(*spec, i));
+            continue;
+        }
+        let m = match spec.form() {
+            constants::DW_FORM_block1 => Move::Block1,
+            constants::DW_FORM_block2 => Move::Block2,
+            constants::DW_FORM_block4 => Move::Block4,
+            constants::DW_FORM_block | constants::DW_FORM_exprloc => Move::BlockLeb,
+            constants::DW_FORM_string => Move::CStr,
+            constants::DW_FORM_udata
+            | constants::DW_FORM_sdata
+            | constants::DW_FORM_ref_udata
+            | constants::DW_FORM_strx
+            | constants::DW_FORM_GNU_str_index
+            | constants::DW_FORM_addrx
+            | constants::DW_FORM_GNU_addr_index
+            | constants::DW_FORM_loclistx
+            | constants::DW_FORM_rnglistx => Move::Leb,
+            // Fixed-size forms, by gimli's table; `None` for the others (and for
+            // `DW_FORM_indirect`, whose form is in the data).
+            _ => Move::Bytes(u32::try_from(spec.size(header)?).ok()?),
+        };
+        match (out.last_mut(), m) {
+            (Some(Step::Over(Move::Bytes(n))), Move::Bytes(k)) => *n += k,
+            _ => out.push(Step::Over(m)),
+        }
+    }
+    Some(out)
+}
+
+/// Reads an unsigned LEB128 at `data[*pos..]`; `None` at the end of the data or past 64
+/// bits.
+#[inline]
+pub(super) fn uleb(data: &[u8], pos: &mut usize) -> Option<u64> {
+    let mut value = 0u64;
+    let mut shift = 0u32;
+    loop {
+        let byte = *data.get(*pos)?;
+        *pos += 1;
+        if shift == 63 && byte > 1 {
+            return None;
+        }
+        value |= u64::from(byte & 0x7f) << shift;
+        if byte & 0x80 == 0 {
+            return Some(value);
+        }
+        shift += 7;
+        if shift > 63 {
+            return None;
+        }
+    }
+}
+
+impl Move {
+    /// The position after the attribute(s) at `pos`; `None` past the data's end.
+    #[inline]
+    fn over(self, data: &[u8], mut pos: usize, endian: RunTimeEndian) -> Option<usize> {
+        let len = match self {
+            Move::Bytes(n) => n as usize,
+            Move::Leb => {
+                let rest = data.get(pos..)?;
+                return Some(pos + rest.iter().position(|b| b & 0x80 == 0)? + 1);
+            }
+            Move::Block1 => {
+                let n = *data.get(pos)?;
+                pos += 1;
+                usize::from(n)
+            }
+            Move::Block2 => {
+                let n = endian.read_u16(data.get(pos..pos + 2)?);
+                pos += 2;
+                usize::from(n)
+            }
+            Move::Block4 => {
+                let n = endian.read_u32(data.get(pos..pos + 4)?);
+                pos += 4;
+                usize::try_from(n).ok()?
+            }
+            Move::BlockLeb => usize::try_from(uleb(data, &mut pos)?).ok()?,
+            Move::CStr => {
+                let rest = data.get(pos..)?;
+                return Some(pos + rest.iter().position(|&b| b == 0)? + 1);
+            }
+        };
+        pos.checked_add(len).filter(|&end| end <= data.len())
+    }
+}
+
+impl Plan {
+    /// The position after the attributes that start at `pos`, reading those the plan
+    /// reads with `read(position, attribute, slot)`, which returns the position after
+    /// it. `Ok(None)` when the plan cannot tell where an attribute ends (gimli then
+    /// reads the DIE, from its start).
+    #[inline]
+    pub(super) fn go<E>(
+        &self,
+        data: &[u8],
+        mut pos: usize,
+        endian: RunTimeEndian,
+        mut read: impl FnMut(usize, AttributeSpecification, u8) -> Result<usize, E>,
+    ) -> Result<Option<usize>, E> {
+        let Some(steps) = self.steps.as_deref() else {
+            return Ok(None);
+        };
+        for step in steps {
+            pos = match *step {
+                Step::Over(m) => match m.over(data, pos, endian) {
+                    Some(p) => p,
+                    None => return Ok(None),
+                },
+                Step::Read(spec, slot) => read(pos, spec, slot)?,
+            };
+        }
+        Ok(Some(pos))
+    }
+
+    /// Where the next sibling of a DIE whose attributes start at `pos` is, as a unit
+    /// offset, when the plan steps over its children.
+    pub(super) fn sibling(&self, data: &[u8], pos: usize, endian: RunTimeEndian) -> Option<u64> {
+        let (offset, size) = self.sibling?;
+        let start = pos.checked_add(offset)?;
+        let bytes = data.get(start..start.checked_add(usize::from(size))?)?;
+        Some(match bytes.len() {
+            1 => u64::from(bytes[0]),
+            2 => u64::from(endian.read_u16(bytes)),
+            4 => u64::from(endian.read_u32(bytes)),
+            _ => endian.read_u64(bytes),
+        })
+    }
+
+    /// [`Plan::go`] for a DIE the walk does not read.
+    pub(super) fn skip(&self, data: &[u8], pos: usize, endian: RunTimeEndian) -> Option<usize> {
+        self.go(data, pos, endian, |p, _, _| Ok::<_, ()>(p))
+            .ok()
+            .flatten()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn header(version: u16) -> UnitHeader<R<'static>> {
+        let encoding = gimli::Encoding {
+            format: gimli::Format::Dwarf32,
+            version,
+            address_size: 8,
+        };
+        UnitHeader::new(
+            encoding,
+            0,
+            gimli::UnitType::Compilation,
+            gimli::DebugAbbrevOffset(0),
+            gimli::SectionId::DebugInfo,
+            gimli::UnitSectionOffset(0),
+            gimli::EndianSlice::new(&[], RunTimeEndian::Little),
+        )
+    }
+
+    fn spec(form: constants::DwForm) -> AttributeSpecification {
+        AttributeSpecification::new(constants::DW_AT_name, form, None)
+    }
+
+    #[test]
+    fn fixed_runs_merge_and_variable_forms_are_stepped_over() {
+        let specs = [
+            spec(constants::DW_FORM_strp),
+            spec(constants::DW_FORM_data1),
+            spec(constants::DW_FORM_exprloc),
+            spec(constants::DW_FORM_string),
+            spec(constants::DW_FORM_flag_present),
+            spec(constants::DW_FORM_sdata),
+            spec(constants::DW_FORM_addr),
+        ];
+        let m = steps(&specs, &header(5), |_| None).unwrap();
+        assert_eq!(
+            m,
+            [
+                Move::Bytes(5),
+                Move::BlockLeb,
+                Move::CStr,
+                Move::Bytes(0),
+                Move::Leb,
+                Move::Bytes(8)
+            ]
+            .map(Step::Over)
+        );
+        let plan = Plan {
+            wanted: false,
+            has_children: false,
+            tag: constants::DW_TAG_variable,
+            sibling: None,
+            steps: Some(m),
+        };
+        let mut die = vec![1, 2, 3, 4, 5]; // strp, data1
+        die.extend([2, 0x91, 0x7f]); // exprloc of 2 bytes
+        die.extend(b"ab\0"); // string
+        die.extend([0x80, 0x01]); // sdata
+        die.extend([0; 8]); // addr
+        let end = die.len();
+        die.push(0xaa); // the next DIE
+        assert_eq!(plan.skip(&die, 0, RunTimeEndian::Little), Some(end));
+        // Cut anywhere before its end, the DIE is left to gimli.
+        for cut in 0..end {
+            assert_eq!(
+                plan.skip(&die[..cut], 0, RunTimeEndian::Little),
+                None,
+                "{cut}"
+            );
+        }
+    }
+
+    #[test]
+    fn read_attributes_are_handed_over_where_they_start() {
+        let specs = [
+            AttributeSpecification::new(constants::DW_AT_decl_line, constants::DW_FORM_data2, None),
+            AttributeSpecification::new(constants::DW_AT_name, constants::DW_FORM_string, None),
+            AttributeSpecification::new(constants::DW_AT_external, constants::DW_FORM_flag, None),
+        ];
+        let slot = |name| (name == constants::DW_AT_name).then_some(7);
+        let s = steps(&specs, &header(4), slot).unwrap();
+        assert_eq!(
+            s,
+            [
+                Step::Over(Move::Bytes(2)),
+                Step::Read(specs[1], 7),
+                Step::Over(Move::Bytes(1))
+            ]
+        );
+        let plan = Plan {
+            wanted: true,
+            has_children: true,
+            tag: constants::DW_TAG_subprogram,
+            sibling: None,
+            steps: Some(s),
+        };
+        let die = [0, 9, b'f', b'\0', 1];
+        let mut seen = Vec::new();
+        let end = plan.go(&die, 0, RunTimeEndian::Little, |pos, spec, slot| {
+            seen.push((pos, spec.name(), slot));
+            Ok::<_, ()>(pos + 2)
+        });
+        assert_eq!(end, Ok(Some(5)));
+        assert_eq!(seen, [(2, constants::DW_AT_name, 7)]);
+    }
+
+    #[test]
+    fn forms_gimli_must_read_have_no_plan() {
+        let none = |_| None;
+        assert!(steps(&[spec(constants::DW_FORM_indirect)], &header(4), none).is_none());
+        assert!(steps(&[spec(constants::DwForm(0x7777))], &header(4), none).is_none());
+        // DW_FORM_ref_addr is an address in DWARF 2, an offset after.
+        let ref_addr = [spec(constants::DW_FORM_ref_addr)];
+        let bytes = |n| Some(vec![Step::Over(Move::Bytes(n))]);
+        assert_eq!(steps(&ref_addr, &header(2), none), bytes(8));
+        assert_eq!(steps(&ref_addr, &header(3), none), bytes(4));
+    }
+
+    #[test]
+    fn uleb_reads_and_refuses_overflow() {
+        let mut pos = 0;
+        assert_eq!(uleb(&[0xe5, 0x8e, 0x26], &mut pos), Some(624_485));
+        assert_eq!(pos, 3);
+        let mut pos = 0;
+        assert_eq!(uleb(&[0xff; 11], &mut pos), None);
+        let mut pos = 0;
+        assert_eq!(uleb(&[0x80], &mut pos), None);
+    }
+}
