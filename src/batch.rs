@@ -5,6 +5,8 @@
 
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
 use rayon::prelude::*;
@@ -192,22 +194,38 @@ impl Batch<'_> {
         let (files, unreadable) = tree::files(paths);
         let walked = |f: &Path| !paths.iter().any(|p| p == f);
         self.report.progress(Progress::Start { files: files.len() });
-        let outcomes = crate::workers::run(self.opts.jobs, || {
-            let mut outcomes: Vec<Stored> = Vec::with_capacity(files.len());
-            for chunk in files.chunks(rayon::current_num_threads().max(1)) {
-                let done: Vec<Stored> = chunk
-                    .par_iter()
-                    .map(|file| {
-                        self.report.progress(Progress::File(file));
-                        let outcome = self.store_one(store, file, walked(file), skip_existing);
-                        self.report.progress(Progress::Done);
-                        outcome
-                    })
-                    .collect();
-                outcomes.extend(done);
-            }
-            outcomes
-        });
+        // One feeder thread per worker takes the next file as soon as its last is done:
+        // as many files in flight as threads, and no file waits for the slowest of a
+        // batch (batches in lockstep left a core idle through each large file's serial
+        // steps). The dumps themselves run on the pool, which feeders are not part of,
+        // so a worker waiting inside one dump cannot start another file.
+        let outcomes =
+            crate::workers::run(self.opts.jobs, rayon::current_num_threads).map(|threads| {
+                let next = AtomicUsize::new(0);
+                let done: Mutex<Vec<(usize, Stored)>> = Mutex::new(Vec::new());
+                std::thread::scope(|scope| {
+                    for _ in 0..threads.clamp(1, files.len().max(1)) {
+                        scope.spawn(|| {
+                            loop {
+                                let i = next.fetch_add(1, Ordering::Relaxed);
+                                let Some(file) = files.get(i) else { break };
+                                self.report.progress(Progress::File(file));
+                                let outcome = crate::workers::run(self.opts.jobs, || {
+                                    self.store_one(store, file, walked(file), skip_existing)
+                                })
+                                .unwrap_or_else(Stored::Failed);
+                                self.report.progress(Progress::Done);
+                                done.lock()
+                                    .unwrap_or_else(|e| e.into_inner())
+                                    .push((i, outcome));
+                            }
+                        });
+                    }
+                });
+                let mut done = done.into_inner().unwrap_or_else(|e| e.into_inner());
+                done.sort_unstable_by_key(|d| d.0);
+                done.into_iter().map(|d| d.1).collect::<Vec<Stored>>()
+            });
         self.report.progress(Progress::Finish);
         let outcomes = match outcomes {
             Ok(o) => o,
