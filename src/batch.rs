@@ -3,6 +3,7 @@
 //! `--skip-existing`), then optionally uploading what was written. Every line for the
 //! user goes to a [`Report`], so that the command only decides how lines are shown.
 
+use std::collections::HashMap;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -99,8 +100,10 @@ impl Batch<'_> {
     /// Dumps `input` and writes its symbol file to `to`, on the library's worker
     /// threads; the path written, unless it went to standard output.
     pub fn one(&self, input: &Path, to: &Destination) -> Result<Option<PathBuf>, Failure> {
-        crate::workers::run(self.opts.jobs, || self.dump_and_write(self.opts, input, to))
-            .map_err(Failure::Message)?
+        crate::workers::run(self.opts.jobs, || {
+            self.dump_and_write(self.opts, input, to, None)
+        })
+        .map_err(Failure::Message)?
     }
 
     /// Fetches the module `want` names by id (see [`crate::byid`]) and writes its
@@ -122,8 +125,10 @@ impl Batch<'_> {
             name: self.opts.name.clone().or_else(|| local.name.clone()),
             ..self.opts.clone()
         };
-        crate::workers::run(opts.jobs, || self.dump_and_write(&opts, &local.input, to))
-            .map_err(Failure::Message)?
+        crate::workers::run(opts.jobs, || {
+            self.dump_and_write(&opts, &local.input, to, None)
+        })
+        .map_err(Failure::Message)?
     }
 
     /// Every module of a missing-symbols list (see [`crate::missing`]) fetched by id
@@ -193,12 +198,18 @@ impl Batch<'_> {
         let started = Instant::now();
         let (files, unreadable) = tree::files(paths);
         let walked = |f: &Path| !paths.iter().any(|p| p == f);
+        let claims = Mutex::new(HashMap::new());
         self.report.progress(Progress::Start { files: files.len() });
         // One feeder thread per worker takes the next file as soon as its last is done:
         // as many files in flight as threads, and no file waits for the slowest of a
         // batch (batches in lockstep left a core idle through each large file's serial
         // steps). The dumps themselves run on the pool, which feeders are not part of,
         // so a worker waiting inside one dump cannot start another file.
+        // Largest first: a large file's serial steps (inflating its `.debug_info`,
+        // writing its records) then overlap with the small files, instead of running
+        // alone at the end with a core idle. The order of the outcomes, and which of one
+        // module's inputs stays (see `Claim`), is the files' all the same.
+        let order = largest_first(&files);
         let outcomes =
             crate::workers::run(self.opts.jobs, rayon::current_num_threads).map(|threads| {
                 let next = AtomicUsize::new(0);
@@ -207,11 +218,17 @@ impl Batch<'_> {
                     for _ in 0..threads.clamp(1, files.len().max(1)) {
                         scope.spawn(|| {
                             loop {
-                                let i = next.fetch_add(1, Ordering::Relaxed);
-                                let Some(file) = files.get(i) else { break };
+                                let n = next.fetch_add(1, Ordering::Relaxed);
+                                let Some(&i) = order.get(n) else { break };
+                                let file = &files[i];
                                 self.report.progress(Progress::File(file));
+                                let claim = Claim {
+                                    claims: &claims,
+                                    rank: i,
+                                    first_wins: skip_existing,
+                                };
                                 let outcome = crate::workers::run(self.opts.jobs, || {
-                                    self.store_one(store, file, walked(file), skip_existing)
+                                    self.store_one(store, file, walked(file), &claim)
                                 })
                                 .unwrap_or_else(Stored::Failed);
                                 self.report.progress(Progress::Done);
@@ -290,7 +307,7 @@ impl Batch<'_> {
 
     /// One file of a store batch. `walked`: found under a directory (so files that are
     /// not modules are passed over rather than refused).
-    fn store_one(&self, store: &Path, file: &Path, walked: bool, skip_existing: bool) -> Stored {
+    fn store_one(&self, store: &Path, file: &Path, walked: bool, claim: &Claim) -> Stored {
         if walked && let Some(passed_over) = self.pass_over(file) {
             return passed_over;
         }
@@ -301,13 +318,17 @@ impl Batch<'_> {
                 return Stored::OtherShard;
             }
         }
-        if skip_existing && variants.iter().all(|o| already_stored(o, store, file)) {
+        if claim.first_wins
+            && variants
+                .iter()
+                .all(|o| already_stored(o, store, file, claim))
+        {
             return Stored::Existing;
         }
         let to = Destination::Store(store.to_path_buf());
         let mut written = Vec::new();
         let result = variants.iter().try_for_each(|o| {
-            written.extend(self.dump_and_write(o, file, &to)?);
+            written.extend(self.dump_and_write(o, file, &to, Some(claim))?);
             Ok(())
         });
         match result {
@@ -346,12 +367,13 @@ impl Batch<'_> {
         opts: &Options,
         input: &Path,
         to: &Destination,
+        claim: Option<&Claim>,
     ) -> Result<Option<PathBuf>, Failure> {
         let result = crate::dump(input, opts).map_err(|e| Failure::Message(e.to_string()))?;
         self.tell_where_debug_info_came_from(input, &result);
         let mut warnings = result.warnings;
         // Warnings are told after writing: it finds some of them.
-        let written = self.write(input, &result.module, to, &mut warnings);
+        let written = self.write(input, &result.module, to, claim, &mut warnings);
         self.tell_warnings(input, &warnings);
         written
     }
@@ -412,12 +434,14 @@ impl Batch<'_> {
         }
     }
 
-    /// Writes `module` to `to`, adding what writing left out to `warnings`.
+    /// Writes `module` to `to`, adding what writing left out to `warnings`; in a store
+    /// run, only if `claim` wins its path.
     fn write(
         &self,
         input: &Path,
         module: &crate::Module,
         to: &Destination,
+        claim: Option<&Claim>,
         warnings: &mut Warnings,
     ) -> Result<Option<PathBuf>, Failure> {
         let path = match to {
@@ -433,10 +457,34 @@ impl Batch<'_> {
             |e: io::Error| Failure::Message(format!("{}: cannot write: {e}", path.display()));
         let mut file = AtomicFile::create(&path).map_err(fail)?;
         let left_out = crate::write_module(module, file.writer()).map_err(fail)?;
-        file.commit().map_err(fail)?;
+        let kept = match claim {
+            Some(claim) => {
+                // Decided and renamed under the lock, so that a loser finishing last
+                // cannot replace the winner's file.
+                let mut claims = claim.claims.lock().unwrap_or_else(|e| e.into_inner());
+                let holder = claims.get(&path).copied();
+                if claim.wins(holder) {
+                    file.commit().map_err(fail)?;
+                    claims.insert(path.clone(), claim.rank);
+                }
+                // A loser's temporary file goes when it is dropped.
+                holder
+            }
+            None => {
+                file.commit().map_err(fail)?;
+                None
+            }
+        };
         warnings.extend(left_out);
         if self.verbose {
-            self.report.note(&format!("wrote {}", path.display()));
+            let shown = path.display();
+            match kept.filter(|_| claim.is_some_and(|c| !c.wins(kept))) {
+                Some(_) => self.report.note(&format!(
+                    "{}: same module as another input, whose {shown} is kept",
+                    input.display()
+                )),
+                None => self.report.note(&format!("wrote {shown}")),
+            }
         }
         Ok(Some(path))
     }
@@ -512,13 +560,48 @@ fn in_shard(shard: Shard, opts: &Options, file: &Path) -> bool {
 }
 
 /// Whether the symbol file `opts` would write for `file` is already in `store`.
-fn already_stored(opts: &Options, store: &Path, file: &Path) -> bool {
+/// Whether `file`'s symbol file was in the store before this run. One that an input of
+/// this run wrote is not: that input and this one are the same module, and the claim
+/// rule picks which of them stays, whichever finished first.
+fn already_stored(opts: &Options, store: &Path, file: &Path, claim: &Claim) -> bool {
     let header = Options {
         header_only: true,
         ..opts.clone()
     };
-    crate::dump(file, &header)
-        .is_ok_and(|d| crate::store_path(store, &d.module).is_ok_and(|p| p.is_file()))
+    let path = crate::dump(file, &header)
+        .ok()
+        .and_then(|d| crate::store_path(store, &d.module).ok());
+    let Some(path) = path else {
+        return false;
+    };
+    let claims = claim.claims.lock().unwrap_or_else(|e| e.into_inner());
+    path.is_file() && !claims.contains_key(&path)
+}
+
+/// An input's claim to the store paths it writes in a store run. Inputs that are the
+/// same module (a binary and its stripped copy, a library installed twice) write the
+/// same path, and the one that stays must not depend on which finished last: it is
+/// the one a run of one thread leaves, the last in the run's order (a later file
+/// replaces an earlier one's symbols), or with `--skip-existing` the first (a later
+/// file finds it stored).
+struct Claim<'c> {
+    /// Store paths written in this run, by the rank of the input whose file is there.
+    claims: &'c Mutex<HashMap<PathBuf, usize>>,
+    /// The input's position in the run.
+    rank: usize,
+    first_wins: bool,
+}
+
+impl Claim<'_> {
+    /// Whether this input's file replaces that of the input ranked `holder` (`None`:
+    /// no input of this run wrote there).
+    fn wins(&self, holder: Option<usize>) -> bool {
+        match holder {
+            None => true,
+            Some(h) if self.first_wins => self.rank < h,
+            Some(h) => self.rank > h,
+        }
+    }
 }
 
 /// Writes `module` to standard output; what writing left out.
@@ -530,5 +613,44 @@ fn write_stdout(module: &crate::Module) -> Result<Warnings, Failure> {
         Ok(left_out) => Ok(left_out),
         Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Err(Failure::BrokenPipe),
         Err(e) => Err(Failure::Message(format!("standard output: {e}"))),
+    }
+}
+
+/// The indexes of `files`, largest file first (by size on disk: the binary's, which
+/// grows with its debug file's); equal sizes, and files that cannot be read, in their
+/// order.
+fn largest_first(files: &[PathBuf]) -> Vec<usize> {
+    let size = |f: &PathBuf| std::fs::metadata(f).map_or(0, |m| m.len());
+    let mut order: Vec<(std::cmp::Reverse<u64>, usize)> = files
+        .iter()
+        .enumerate()
+        .map(|(i, f)| (std::cmp::Reverse(size(f)), i))
+        .collect();
+    order.sort_unstable();
+    order.into_iter().map(|(_, i)| i).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn files_are_taken_largest_first_ties_in_order() {
+        let dir = std::env::temp_dir().join(format!("dumpsyms-order-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let files: Vec<PathBuf> = [10, 300, 0, 300, 50]
+            .iter()
+            .enumerate()
+            .map(|(i, &len)| {
+                let path = dir.join(format!("f{i}"));
+                std::fs::write(&path, vec![0u8; len]).unwrap();
+                path
+            })
+            .chain([dir.join("missing")])
+            .collect();
+        let order = largest_first(&files);
+        let _ = std::fs::remove_dir_all(&dir);
+        assert_eq!(order, vec![1, 3, 4, 0, 2, 5]);
+        assert!(largest_first(&[]).is_empty());
     }
 }

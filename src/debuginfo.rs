@@ -53,3 +53,21 @@ pub struct DebugInfo {
     /// Per unit: the encoded records, with maps to ids of `files` and `origins`.
     pub bodies: Vec<UnitBodies>,
 }
+
+/// The parts of `a` inside `b` (both sorted by address, each disjoint), appended to
+/// `out`. DWARF clips inline sites to their parents with it, PDB its child sites.
+pub fn intersect_ranges(a: &[(u64, u64)], b: &[(u64, u64)], out: &mut Vec<(u64, u64)>) {
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() && j < b.len() {
+        let lo = a[i].0.max(b[j].0);
+        let hi = a[i].1.min(b[j].1);
+        if lo < hi {
+            out.push((lo, hi));
+        }
+        if a[i].1 < b[j].1 {
+            i += 1;
+        } else {
+            j += 1;
+        }
+    }
+}

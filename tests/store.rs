@@ -238,3 +238,50 @@ fn a_file_that_cannot_be_dumped_fails_the_run_by_name_and_only_itself() {
     assert!(String::from_utf8_lossy(&dir.stderr).contains("use --store DIR"));
     std::fs::remove_dir_all(&work).ok();
 }
+
+/// Three inputs that are one module (one build ID): a stripped binary with its debug
+/// file beside it, the same binary alone, and one with a MiniDebugInfo section. Each
+/// gives another symbol file for the same store path. Which stays must not depend on
+/// which dump finished last: it is the one a run of one thread leaves, the last input
+/// in the run's order, or with `--skip-existing` the first (the others find it).
+#[test]
+fn inputs_of_one_module_leave_the_same_file_whatever_finishes_first() {
+    let work = scratch("same-module");
+    let root = work.join("tree");
+    copy("extra/debuglink/app", &root.join("a/app"));
+    copy("extra/debuglink/app.debug", &root.join("a/app.debug"));
+    copy("extra/buildid/app", &root.join("b/app"));
+    copy("extra/minidebuginfo/app", &root.join("c/app"));
+    let alone = |rel: &str| {
+        let out = dumpsyms(&[root.join(rel).to_str().unwrap()]);
+        assert!(out.status.success());
+        out.stdout
+    };
+    let (first, middle, last) = (alone("a/app"), alone("b/app"), alone("c/app"));
+    assert!(first != middle && middle != last && first != last);
+    let key = store_path(&root.join("a/app"), &[]);
+    assert_eq!(key, store_path(&root.join("c/app"), &[]));
+    for (skip, want) in [(false, &last), (true, &first)] {
+        for (run, jobs) in ["1", "2", "2", "2", "2", "2"].iter().enumerate() {
+            let store = work.join(format!("store-{skip}-{run}"));
+            let mut args = vec!["--jobs", jobs, "--store", store.to_str().unwrap()];
+            if skip {
+                args.push("--skip-existing");
+            }
+            args.push(root.to_str().unwrap());
+            let out = dumpsyms(&args);
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            let stored = contents(&store);
+            assert_eq!(stored.len(), 1, "{:?}", stored.keys());
+            assert!(
+                stored[&key] == *want,
+                "--jobs {jobs}, skip {skip}: another input's file"
+            );
+        }
+    }
+    std::fs::remove_dir_all(&work).ok();
+}

@@ -93,9 +93,11 @@ fn flush_sequence(seq: &[(u64, u32, u64)], end: u64, layout: &Layout, out: &mut 
 fn normalize(mut rows: Vec<RawRow>) -> Vec<RawRow> {
     // Stable, so that of two rows at one address the one from the earlier sequence wins.
     rows.sort_by_key(|r| r.address);
-    let mut out: Vec<RawRow> = Vec::with_capacity(rows.len());
-    for mut row in rows {
-        if let Some(prev) = out.last_mut() {
+    // Compacted in place: `kept` rows are done, the rest are still to be read.
+    let mut kept = 0usize;
+    for i in 0..rows.len() {
+        let mut row = rows[i];
+        if let Some(prev) = kept.checked_sub(1).map(|k| &mut rows[k]) {
             if row.address < prev.end {
                 if row.end <= prev.end {
                     continue;
@@ -107,9 +109,11 @@ fn normalize(mut rows: Vec<RawRow>) -> Vec<RawRow> {
                 continue;
             }
         }
-        out.push(row);
+        rows[kept] = row;
+        kept += 1;
     }
-    out
+    rows.truncate(kept);
+    rows
 }
 
 /// The referenced part of a unit's file table: file indexes mapped to dense slots, with
@@ -208,7 +212,7 @@ impl<'h, 'a> FileTable<'h, 'a> {
 }
 
 fn lossy(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
+    crate::demangle::utf8_lossy(bytes).into_owned()
 }
 
 fn is_absolute(path: &str) -> bool {

@@ -2,9 +2,11 @@
 //! of a DIE to a name across `DW_AT_specification` / `DW_AT_abstract_origin` chains,
 //! enclosing namespaces and classes, and compilation units.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
-use crate::demangle::{Cache, Lang, demangle};
+use rustc_hash::FxHashMap;
+
+use crate::demangle::{Cache, Lang, demangle, sanitize_shared};
 
 /// Marks "no parent" and "no target".
 pub(crate) const NONE: u32 = u32::MAX;
@@ -50,7 +52,7 @@ pub(crate) struct DieInfo<'a> {
     pub target: Option<usize>,
 }
 
-/// A resolved function name.
+/// A resolved function name, made writable in a record (see [`sanitize_shared`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct ResolvedName {
     /// Shared with the demangling cache (and, for inline origins, the INLINE_ORIGIN
@@ -58,6 +60,8 @@ pub(crate) struct ResolvedName {
     pub name: Arc<str>,
     /// True when it came from a linkage name; false for a name built from the DIE tree.
     pub from_linkage: bool,
+    /// Its key in [`LinkageNames`], where it is cached there.
+    pub key: Option<u64>,
 }
 
 /// The indexed DIEs of one unit, sorted by offset (the order a DIE walk produces).
@@ -88,6 +92,102 @@ impl<'a> UnitDies<'a> {
     }
 }
 
+/// Names made from linkage names, by where the linkage name lies in the module's
+/// `.debug_str` (or dwz's alternate file's). A C++ header's functions are named again
+/// in every unit that calls or inlines them, by the same string: reading the string,
+/// looking its demangling up by content and cleaning it each time was 6% of ceph-osd's
+/// dump with `--inlines`. Strings of other files (split units' `.dwo`, which come and
+/// go) are not keyed: their offsets could meet another file's at the same address.
+pub(crate) struct LinkageNames {
+    /// Address and length of the string sections whose offsets are keys.
+    strings: (usize, usize),
+    sup_strings: (usize, usize),
+    shards: [Mutex<(FxHashMap<u64, Linked>, usize)>; 16],
+}
+
+/// A cached linkage name: the name made of it, and its INLINE_ORIGIN id once a unit
+/// has interned it ([`NO_ORIGIN`] until then): interning by content hashed and
+/// compared names of hundreds of bytes for each unit that inlines them.
+#[derive(Clone)]
+struct Linked {
+    name: Option<Arc<str>>,
+    origin: u32,
+}
+
+const NO_ORIGIN: u32 = u32::MAX;
+
+/// What the cache may hold, names counted in full although most are shared with the
+/// demangling cache; a shard past its part is emptied, as the demangling cache does.
+const LINKAGE_BUDGET: usize = 48 << 20;
+const LINKAGE_ENTRY: usize = 40;
+
+impl LinkageNames {
+    pub(crate) fn new(strings: &[u8], sup_strings: &[u8]) -> Self {
+        LinkageNames {
+            strings: (strings.as_ptr() as usize, strings.len()),
+            sup_strings: (sup_strings.as_ptr() as usize, sup_strings.len()),
+            shards: Default::default(),
+        }
+    }
+
+    /// The key of linkage name `s` of `unit` read as `lang`; `None` when it is not in
+    /// a keyed section.
+    fn key(&self, unit: &UnitDies, s: LazyStr, lang: Lang) -> Option<u64> {
+        let place = |b: &[u8]| (b.as_ptr() as usize, b.len());
+        let (tag, offset) = match s {
+            LazyStr::Str(o) if place(unit.strings) == self.strings => (0, o),
+            LazyStr::SupStr(o) if place(unit.sup_strings) == self.sup_strings => (1, o),
+            _ => return None,
+        };
+        let offset = u64::try_from(offset).ok().filter(|&o| o < 1 << 61)?;
+        Some(offset << 2 | tag << 1 | u64::from(lang == Lang::Rust))
+    }
+
+    fn shard(&self, key: u64) -> std::sync::MutexGuard<'_, (FxHashMap<u64, Linked>, usize)> {
+        let shard = &self.shards[(key >> 2) as usize % self.shards.len()];
+        // A poisoned lock only means another worker panicked; the map is still valid.
+        shard.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn get(&self, key: u64) -> Option<Option<Arc<str>>> {
+        self.shard(key).0.get(&key).map(|l| l.name.clone())
+    }
+
+    /// The INLINE_ORIGIN id of the name keyed `key`, from `intern` the first time.
+    pub(crate) fn origin(&self, key: u64, intern: impl FnOnce() -> u32) -> u32 {
+        if let Some(l) = self.shard(key).0.get(&key)
+            && l.origin != NO_ORIGIN
+        {
+            return l.origin;
+        }
+        // Interned outside the lock; the id is the same whoever does it.
+        let id = intern();
+        if let Some(l) = self.shard(key).0.get_mut(&key) {
+            l.origin = id;
+        }
+        id
+    }
+
+    fn insert(&self, key: u64, name: Option<Arc<str>>) {
+        let cost = LINKAGE_ENTRY + name.as_ref().map_or(0, |n| n.len());
+        let mut guard = self.shard(key);
+        let (map, bytes) = &mut *guard;
+        *bytes += cost;
+        if *bytes > LINKAGE_BUDGET / self.shards.len() {
+            map.clear();
+            map.shrink_to_fit();
+            *bytes = cost;
+        }
+        map.insert(
+            key,
+            Linked {
+                name,
+                origin: NO_ORIGIN,
+            },
+        );
+    }
+}
+
 /// A reference that leads into a unit the index does not hold: the name can only be
 /// resolved once that unit is indexed too.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -102,6 +202,8 @@ pub(crate) struct DieIndex<'u, 'a> {
     pub partial_below: usize,
     /// Shared by the workers, so that each distinct linkage name is demangled once.
     pub demangled: Option<&'u Cache>,
+    /// Shared by the workers, so that each linkage name is read and cleaned once.
+    pub linkage: Option<&'u LinkageNames>,
 }
 
 impl<'a> DieIndex<'_, 'a> {
@@ -131,32 +233,47 @@ impl<'a> DieIndex<'_, 'a> {
     /// unlike a demangled C++ name, has no parameter list). [`Unindexed`] when the
     /// answer depends on a unit the index does not hold.
     pub(crate) fn function_name(&self, offset: usize) -> Result<Option<ResolvedName>, Unindexed> {
+        // The chain's DIEs up to the one with a linkage name: the first of them with a
+        // name of its own is the fallback, read only if it is needed.
+        let mut chain: [Option<(&UnitDies<'a>, usize)>; MAX_HOPS] = [None; MAX_HOPS];
         let mut linkage = None;
-        let mut named = None;
         let mut cur = offset;
-        for _ in 0..MAX_HOPS {
+        for slot in &mut chain {
             let Some((unit, i)) = self.lookup(cur)? else {
                 break;
             };
+            *slot = Some((unit, i));
             let die = &unit.dies[i];
-            if named.is_none() && die.name.and_then(|n| unit.string(n)).is_some() {
-                named = Some((unit, i));
-            }
-            if let Some(l) = die.linkage.and_then(|l| unit.string(l)) {
-                linkage = Some((l, unit.lang.unwrap_or(Lang::Other)));
-                break;
+            if let Some(l) = die.linkage {
+                let lang = unit.lang.unwrap_or(Lang::Other);
+                let key = self.linkage.and_then(|c| Some((c, c.key(unit, l, lang)?)));
+                if let Some((c, k)) = key
+                    && let Some(name) = c.get(k)
+                {
+                    return Ok(name.map(|name| ResolvedName {
+                        name,
+                        from_linkage: true,
+                        key: Some(k),
+                    }));
+                }
+                if let Some(raw) = unit.string(l) {
+                    linkage = Some((raw, lang, key));
+                    break;
+                }
             }
             match die.target {
                 Some(t) if t != cur => cur = t,
                 _ => break,
             }
         }
-        if let Some((raw, lang)) = linkage {
-            // Strict UTF-8 first: valid names (nearly all) skip the lossy scan.
-            let raw = match std::str::from_utf8(raw) {
-                Ok(s) => std::borrow::Cow::Borrowed(s),
-                Err(_) => String::from_utf8_lossy(raw),
-            };
+        let named = || {
+            chain
+                .iter()
+                .map_while(|d| *d)
+                .find(|&(u, i)| u.dies[i].name.and_then(|n| u.string(n)).is_some())
+        };
+        if let Some((raw, lang, key)) = linkage {
+            let raw = crate::demangle::utf8_lossy(raw);
             let raw = self.demangled.map_or(&*raw, |cache| cache.undecorate(&raw));
             let demangled: Arc<str> = match self.demangled {
                 Some(cache) => cache.demangle(raw, lang),
@@ -164,25 +281,36 @@ impl<'a> DieIndex<'_, 'a> {
             };
             let failed = *demangled == *raw && crate::demangle::looks_mangled(raw);
             if !failed {
-                return Ok(Some(ResolvedName {
-                    name: demangled,
+                let name = sanitize_shared(demangled);
+                if let Some((cache, k)) = key {
+                    cache.insert(k, name.clone());
+                }
+                return Ok(name.map(|name| ResolvedName {
+                    name,
                     from_linkage: true,
+                    key: key.map(|k| k.1),
                 }));
             }
             // A mangled name no demangler accepts: the source name is more readable, if
             // there is one; otherwise the raw symbol still identifies the function.
-            if named.is_none() {
-                return Ok(Some(ResolvedName {
-                    name: Arc::from(raw),
+            if named().is_none() {
+                return Ok(sanitize_shared(Arc::from(raw)).map(|name| ResolvedName {
+                    name,
                     from_linkage: true,
+                    key: None,
                 }));
             }
         }
-        match named {
-            Some((u, i)) => Ok(Some(ResolvedName {
-                name: self.qualify(u, i)?.into(),
-                from_linkage: false,
-            })),
+        match named() {
+            Some((u, i)) => {
+                Ok(
+                    sanitize_shared(self.qualify(u, i)?.into()).map(|name| ResolvedName {
+                        name,
+                        from_linkage: false,
+                        key: None,
+                    }),
+                )
+            }
             None => Ok(None),
         }
     }
@@ -227,7 +355,7 @@ impl<'a> DieIndex<'_, 'a> {
             if k > 0 {
                 out.push_str("::");
             }
-            out.push_str(&String::from_utf8_lossy(p));
+            out.push_str(&crate::demangle::utf8_lossy(p));
         }
         Ok(out)
     }
@@ -285,6 +413,7 @@ mod tests {
             units: vec![&unit],
             partial_below: 0,
             demangled: None,
+            linkage: None,
         };
         assert_eq!(
             index.function_name(50).unwrap().map(|n| n.name).as_deref(),
@@ -310,12 +439,14 @@ mod tests {
             units: vec![&unit],
             partial_below: 0,
             demangled: None,
+            linkage: None,
         };
         assert_eq!(
             index.function_name(10).unwrap(),
             Some(ResolvedName {
                 name: "std::swap<int>".into(),
-                from_linkage: false
+                from_linkage: false,
+                key: None,
             })
         );
     }
@@ -342,6 +473,7 @@ mod tests {
             units: vec![&unit],
             partial_below: 0,
             demangled: None,
+            linkage: None,
         };
         assert_eq!(
             index.function_name(20).unwrap().map(|n| n.name).as_deref(),
@@ -351,7 +483,8 @@ mod tests {
             index.function_name(30).unwrap(),
             Some(ResolvedName {
                 name: "ns::g()".into(),
-                from_linkage: true
+                from_linkage: true,
+                key: None,
             })
         );
         assert_eq!(index.function_name(99), Ok(None));

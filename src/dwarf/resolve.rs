@@ -16,7 +16,6 @@ use super::unit::{self, UnitOutput};
 use super::unit_warning;
 use super::{Context, Job, R};
 use crate::body;
-use crate::demangle::sanitize_shared;
 use crate::error::{WarningKind, Warnings};
 use crate::load::{Input, SectionBytes};
 
@@ -127,13 +126,16 @@ pub(crate) fn unit_result(job: &Job, data: &[u8], at: usize, index: usize) -> Un
     wanted.sort_unstable();
     wanted.dedup();
     let index = index_of(std::iter::once(&out.dies), job);
-    let names: Vec<NameSlot> = wanted
+    let (names, keys): (Vec<NameSlot>, Vec<Option<u64>>) = wanted
         .iter()
         .map(|&o| match index.function_name(o) {
-            Ok(name) => NameSlot::Known(clean(name)),
-            Err(Unindexed(_)) => NameSlot::Deferred(o),
+            Ok(name) => {
+                let key = name.as_ref().and_then(|n| n.key);
+                (NameSlot::Known(clean(name)), key)
+            }
+            Err(Unindexed(_)) => (NameSlot::Deferred(o), None),
         })
-        .collect();
+        .unzip();
 
     let slot = |o: usize| wanted.binary_search(&o).unwrap_or_default();
     let mut origins = vec![u32::MAX; wanted.len()];
@@ -146,7 +148,12 @@ pub(crate) fn unit_result(job: &Job, data: &[u8], at: usize, index: usize) -> Un
             s.origin = slot(s.origin);
             if origins[s.origin] == u32::MAX {
                 origins[s.origin] = match &names[s.origin] {
-                    NameSlot::Known(n) => job.origins.intern_name(n.as_ref()),
+                    NameSlot::Known(n) => match keys[s.origin] {
+                        Some(k) => job
+                            .linkage
+                            .origin(k, || job.origins.intern_name(n.as_ref())),
+                        None => job.origins.intern_name(n.as_ref()),
+                    },
                     NameSlot::Deferred(o) => {
                         deferred_origins.push((s.origin as u32, *o));
                         PENDING
@@ -252,12 +259,12 @@ fn index_of<'u, 'a: 'u>(
         units,
         partial_below: job.info_len,
         demangled: Some(job.demangled),
+        linkage: Some(job.linkage),
     }
 }
 
 fn clean(name: Option<super::names::ResolvedName>) -> Option<Name> {
-    let name = name?;
-    Some((sanitize_shared(name.name)?, name.from_linkage))
+    name.map(|n| (n.name, n.from_linkage))
 }
 
 /// Parses the header of the one unit in `dwarf`'s `.debug_info` (it sits at `at`, `len`

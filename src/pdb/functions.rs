@@ -16,7 +16,7 @@ use rayon::prelude::*;
 
 use super::{Pdb, corrupt, names, open};
 use crate::body::{BodyRef, UnitBodies};
-use crate::debuginfo::{DebugInfo, FunctionRecord, InlineSite, LineRow};
+use crate::debuginfo::{DebugInfo, FunctionRecord, InlineSite, LineRow, intersect_ranges};
 use crate::error::{Error, WarningKind, Warnings};
 
 /// Inline nesting deeper than this is cut off: real code stays far below it, and a
@@ -696,19 +696,7 @@ fn emit_site(
 /// The parts of `a` inside `b`; both by address and disjoint.
 fn intersect(a: &[(u64, u64)], b: &[(u64, u64)]) -> Vec<(u64, u64)> {
     let mut out = Vec::new();
-    let (mut i, mut j) = (0, 0);
-    while i < a.len() && j < b.len() {
-        let s = a[i].0.max(b[j].0);
-        let e = a[i].1.min(b[j].1);
-        if s < e {
-            out.push((s, e));
-        }
-        if a[i].1 <= b[j].1 {
-            i += 1;
-        } else {
-            j += 1;
-        }
-    }
+    intersect_ranges(a, b, &mut out);
     out
 }
 
