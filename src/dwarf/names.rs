@@ -489,4 +489,36 @@ mod tests {
         );
         assert_eq!(index.function_name(99), Ok(None));
     }
+
+    #[test]
+    fn linkage_names_are_keyed_only_in_the_modules_own_string_sections() {
+        let main: &'static [u8] = b"\0_Z1fv\0".to_vec().leak();
+        let alt: &'static [u8] = b"\0_Z1gv\0".to_vec().leak();
+        // A split unit's `.dwo` strings: the same bytes elsewhere in memory.
+        let other: &'static [u8] = b"\0_Z1fv\0".to_vec().leak();
+        let cache = LinkageNames::new(main, alt);
+        let unit = |strings, sup_strings| UnitDies {
+            strings,
+            sup_strings,
+            ..UnitDies::default()
+        };
+        let (own, split) = (unit(main, alt), unit(other, alt));
+        let c = Lang::Other;
+        assert_eq!(cache.key(&own, LazyStr::Str(1), c), Some(1 << 2));
+        assert_eq!(
+            cache.key(&own, LazyStr::Str(1), Lang::Rust),
+            Some(1 << 2 | 1)
+        );
+        assert_eq!(
+            cache.key(&own, LazyStr::SupStr(1), c),
+            Some(1 << 2 | 1 << 1)
+        );
+        assert_eq!(cache.key(&split, LazyStr::Str(1), c), None);
+        assert_eq!(cache.key(&own, LazyStr::Bytes(b"_Z1fv"), c), None);
+        cache.insert(1 << 2, Some("f()".into()));
+        assert_eq!(cache.get(1 << 2), Some(Some("f()".into())));
+        assert_eq!(cache.get(1 << 2 | 1), None);
+        assert_eq!(cache.origin(1 << 2, || 7), 7);
+        assert_eq!(cache.origin(1 << 2, || unreachable!("interned once")), 7);
+    }
 }
