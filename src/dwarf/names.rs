@@ -105,19 +105,21 @@ pub(crate) struct LinkageNames {
     shards: [Mutex<(FxHashMap<u64, Linked>, usize)>; 16],
 }
 
-/// A cached linkage name: the name made of it, and its INLINE_ORIGIN id once a unit
-/// has interned it ([`NO_ORIGIN`] until then): interning by content hashed and
-/// compared names of hundreds of bytes for each unit that inlines them.
+/// A cached linkage name: the name made of it (`None` where no demangler reads it),
+/// and its INLINE_ORIGIN id once a unit has interned it ([`NO_ORIGIN`] until then):
+/// interning by content hashed and compared names of hundreds of bytes for each unit
+/// that inlines them.
 #[derive(Clone)]
 struct Linked {
-    name: Option<Arc<str>>,
+    name: Option<Option<Arc<str>>>,
     origin: u32,
 }
 
 const NO_ORIGIN: u32 = u32::MAX;
 
-/// What the cache may hold, names counted in full although most are shared with the
-/// demangling cache; a shard past its part is emptied, as the demangling cache does.
+/// What the cache may hold, names counted in full; a shard past its part is emptied,
+/// as the demangling cache does. Names it keys skip the demangling cache, which would
+/// only hold them a second time (12 MiB of Mozilla's dump_syms's 150 with `--inlines`).
 const LINKAGE_BUDGET: usize = 48 << 20;
 const LINKAGE_ENTRY: usize = 40;
 
@@ -149,7 +151,9 @@ impl LinkageNames {
         shard.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    fn get(&self, key: u64) -> Option<Option<Arc<str>>> {
+    /// The name made of the linkage name keyed `key`, if cached: `Some(None)` when
+    /// no demangler reads it.
+    fn get(&self, key: u64) -> Option<Option<Option<Arc<str>>>> {
         self.shard(key).0.get(&key).map(|l| l.name.clone())
     }
 
@@ -168,8 +172,12 @@ impl LinkageNames {
         id
     }
 
-    fn insert(&self, key: u64, name: Option<Arc<str>>) {
-        let cost = LINKAGE_ENTRY + name.as_ref().map_or(0, |n| n.len());
+    fn insert(&self, key: u64, name: Option<Option<Arc<str>>>) {
+        let cost = LINKAGE_ENTRY
+            + name
+                .as_ref()
+                .and_then(|n| n.as_ref())
+                .map_or(0, |n| n.len());
         let mut guard = self.shard(key);
         let (map, bytes) = &mut *guard;
         *bytes += cost;
@@ -247,17 +255,17 @@ impl<'a> DieIndex<'_, 'a> {
             if let Some(l) = die.linkage {
                 let lang = unit.lang.unwrap_or(Lang::Other);
                 let key = self.linkage.and_then(|c| Some((c, c.key(unit, l, lang)?)));
-                if let Some((c, k)) = key
-                    && let Some(name) = c.get(k)
-                {
+                let cached = key.and_then(|(c, k)| c.get(k));
+                if let Some(Some(name)) = cached {
                     return Ok(name.map(|name| ResolvedName {
                         name,
                         from_linkage: true,
-                        key: Some(k),
+                        key: key.map(|k| k.1),
                     }));
                 }
                 if let Some(raw) = unit.string(l) {
-                    linkage = Some((raw, lang, key));
+                    // `Some(None)`: known to be read by no demangler.
+                    linkage = Some((raw, lang, key, cached.is_some()));
                     break;
                 }
             }
@@ -272,19 +280,25 @@ impl<'a> DieIndex<'_, 'a> {
                 .map_while(|d| *d)
                 .find(|&(u, i)| u.dies[i].name.and_then(|n| u.string(n)).is_some())
         };
-        if let Some((raw, lang, key)) = linkage {
+        if let Some((raw, lang, key, known_failed)) = linkage {
             let raw = crate::demangle::utf8_lossy(raw);
             let raw = self.demangled.map_or(&*raw, |cache| cache.undecorate(&raw));
-            let demangled: Arc<str> = match self.demangled {
-                Some(cache) => cache.demangle(raw, lang),
-                None => demangle(raw, lang).into(),
+            let looks_mangled = crate::demangle::looks_mangled(raw);
+            let demangled: Arc<str> = match (self.demangled, key) {
+                _ if known_failed => raw.into(),
+                // As the demangling cache reads it, without keeping it a second time.
+                (Some(_), Some(_)) if !looks_mangled => raw.into(),
+                (Some(cache), None) => cache.demangle(raw, lang),
+                _ => demangle(raw, lang).into(),
             };
-            let failed = *demangled == *raw && crate::demangle::looks_mangled(raw);
-            if !failed {
-                let name = sanitize_shared(demangled);
-                if let Some((cache, k)) = key {
-                    cache.insert(k, name.clone());
-                }
+            let failed = *demangled == *raw && looks_mangled;
+            let name = (!failed).then(|| sanitize_shared(demangled));
+            if let Some((cache, k)) = key
+                && !known_failed
+            {
+                cache.insert(k, name.clone());
+            }
+            if let Some(name) = name {
                 return Ok(name.map(|name| ResolvedName {
                     name,
                     from_linkage: true,
@@ -515,8 +529,11 @@ mod tests {
         );
         assert_eq!(cache.key(&split, LazyStr::Str(1), c), None);
         assert_eq!(cache.key(&own, LazyStr::Bytes(b"_Z1fv"), c), None);
-        cache.insert(1 << 2, Some("f()".into()));
-        assert_eq!(cache.get(1 << 2), Some(Some("f()".into())));
+        cache.insert(1 << 2, Some(Some("f()".into())));
+        assert_eq!(cache.get(1 << 2), Some(Some(Some("f()".into()))));
+        // A name no demangler reads is kept as such, not demangled again.
+        cache.insert(2 << 2, None);
+        assert_eq!(cache.get(2 << 2), Some(None));
         assert_eq!(cache.get(1 << 2 | 1), None);
         assert_eq!(cache.origin(1 << 2, || 7), 7);
         assert_eq!(cache.origin(1 << 2, || unreachable!("interned once")), 7);
