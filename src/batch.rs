@@ -457,34 +457,34 @@ impl Batch<'_> {
             |e: io::Error| Failure::Message(format!("{}: cannot write: {e}", path.display()));
         let mut file = AtomicFile::create(&path).map_err(fail)?;
         let left_out = crate::write_module(module, file.writer()).map_err(fail)?;
-        let kept = match claim {
+        // Decided and renamed under the lock, so that a loser finishing last cannot
+        // replace the winner's file. A loser's temporary file goes when it is dropped.
+        let committed = match claim {
             Some(claim) => {
-                // Decided and renamed under the lock, so that a loser finishing last
-                // cannot replace the winner's file.
                 let mut claims = claim.claims.lock().unwrap_or_else(|e| e.into_inner());
-                let holder = claims.get(&path).copied();
-                if claim.wins(holder) {
+                let wins = claim.wins(claims.get(&path).copied());
+                if wins {
                     file.commit().map_err(fail)?;
                     claims.insert(path.clone(), claim.rank);
                 }
-                // A loser's temporary file goes when it is dropped.
-                holder
+                wins
             }
             None => {
                 file.commit().map_err(fail)?;
-                None
+                true
             }
         };
         warnings.extend(left_out);
         if self.verbose {
             let shown = path.display();
-            match kept.filter(|_| claim.is_some_and(|c| !c.wins(kept))) {
-                Some(_) => self.report.note(&format!(
+            self.report.note(&if committed {
+                format!("wrote {shown}")
+            } else {
+                format!(
                     "{}: same module as another input, whose {shown} is kept",
                     input.display()
-                )),
-                None => self.report.note(&format!("wrote {shown}")),
-            }
+                )
+            });
         }
         Ok(Some(path))
     }
