@@ -192,18 +192,15 @@ fn write_inline(
 /// Lower-case hex without leading zeros, as `{:x}` writes it.
 fn hex(out: &mut Vec<u8>, v: u64) {
     const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let mut buf = [0u8; 16];
-    let mut i = buf.len();
-    let mut v = v;
-    loop {
-        i -= 1;
-        buf[i] = DIGITS[(v & 0xf) as usize];
-        v >>= 4;
-        if v == 0 {
-            break;
-        }
+    let n = ((67 - (v | 1).leading_zeros()) / 4) as usize;
+    // A copy of a constant 16 bytes, then cut: copying a slice of variable length was
+    // a call to memcpy per number, 1% of a dump with --inlines.
+    let start = out.len();
+    out.extend_from_slice(&[0u8; 16]);
+    for (k, d) in out[start..start + n].iter_mut().rev().enumerate() {
+        *d = DIGITS[((v >> (4 * k)) & 0xf) as usize];
     }
-    out.extend_from_slice(&buf[i..]);
+    out.truncate(start + n);
 }
 
 #[cfg(test)]
@@ -212,7 +209,19 @@ mod tests {
 
     #[test]
     fn hex_matches_fmt() {
-        for v in [0, 1, 0xf, 0x10, 0xdead_beef, u64::MAX, 1 << 63] {
+        for v in [
+            0,
+            1,
+            0xf,
+            0x10,
+            0x11,
+            0xff,
+            0x100,
+            0xdead_beef,
+            u64::MAX,
+            1 << 63,
+            (1 << 60) - 1,
+        ] {
             let mut out = Vec::new();
             hex(&mut out, v);
             assert_eq!(String::from_utf8(out).unwrap(), format!("{v:x}"));

@@ -5,6 +5,7 @@ use rustc_hash::FxHashMap;
 use gimli::{IncompleteLineProgram, LineProgramHeader, Unit};
 
 use super::R;
+use super::line_program::{self, Row};
 use crate::error::{WarningKind, Warnings};
 use crate::identity::Layout;
 
@@ -25,42 +26,68 @@ pub(crate) struct RawRow {
 /// image's code, which is where linkers leave discarded COMDAT copies (address 0 or a
 /// tombstone).
 pub(crate) fn rows(
-    program: IncompleteLineProgram<R<'_>>,
+    program: &IncompleteLineProgram<R<'_>>,
     layout: &Layout,
     warnings: &mut Warnings,
 ) -> Vec<RawRow> {
-    let mut out = Vec::new();
-    let mut sequence: Vec<(u64, u32, u64)> = Vec::new();
-    let mut rows = program.rows();
-    loop {
-        match rows.next_row() {
-            Ok(Some((_, row))) => {
-                if row.end_sequence() {
-                    flush_sequence(&sequence, row.address(), layout, &mut out);
-                    sequence.clear();
-                } else {
-                    let line = row
-                        .line()
-                        .map_or(0, |l| u32::try_from(l.get()).unwrap_or(0));
-                    sequence.push((row.address(), line, row.file_index()));
+    let mut acc = Sequences::default();
+    if line_program::run(program.header(), |row| acc.push(row, layout)).is_err() {
+        // What the fast decoder leaves to gimli; its rows so far are discarded.
+        acc = Sequences::default();
+        let mut rows = program.clone().rows();
+        loop {
+            match rows.next_row() {
+                Ok(Some((_, row))) => acc.push(
+                    Row {
+                        address: row.address(),
+                        line: row.line().map_or(0, |l| l.get()),
+                        file: row.file_index(),
+                        end_sequence: row.end_sequence(),
+                    },
+                    layout,
+                ),
+                Ok(None) => break,
+                Err(e) => {
+                    warnings.push(
+                        WarningKind::Dwarf,
+                        format!("line program: {e}; rows after this point are lost"),
+                    );
+                    break;
                 }
-            }
-            Ok(None) => break,
-            Err(e) => {
-                warnings.push(
-                    WarningKind::Dwarf,
-                    format!("line program: {e}; rows after this point are lost"),
-                );
-                break;
             }
         }
     }
-    // A sequence cut short by damage has no end_sequence row: its last row has no extent
-    // and is dropped, the rest is kept.
-    if let Some(&(last, _, _)) = sequence.last() {
-        flush_sequence(&sequence, last, layout, &mut out);
+    acc.finish(layout)
+}
+
+/// Rows gathered sequence by sequence.
+#[derive(Default)]
+struct Sequences {
+    out: Vec<RawRow>,
+    /// The current sequence's rows: address, line, file.
+    sequence: Vec<(u64, u32, u64)>,
+}
+
+impl Sequences {
+    #[inline]
+    fn push(&mut self, row: Row, layout: &Layout) {
+        if row.end_sequence {
+            flush_sequence(&self.sequence, row.address, layout, &mut self.out);
+            self.sequence.clear();
+        } else {
+            let line = u32::try_from(row.line).unwrap_or(0);
+            self.sequence.push((row.address, line, row.file));
+        }
     }
-    normalize(out)
+
+    fn finish(mut self, layout: &Layout) -> Vec<RawRow> {
+        // A sequence cut short by damage has no end_sequence row: its last row has no
+        // extent and is dropped, the rest is kept.
+        if let Some(&(last, _, _)) = self.sequence.last() {
+            flush_sequence(&self.sequence, last, layout, &mut self.out);
+        }
+        normalize(self.out)
+    }
 }
 
 fn flush_sequence(seq: &[(u64, u32, u64)], end: u64, layout: &Layout, out: &mut Vec<RawRow>) {

@@ -137,6 +137,7 @@ pub(crate) fn process<'a>(
         Some(id) => split(cx, &unit, id, at, index, &mut out),
         None => build(cx, cx.dwarf, &unit, start, cx.space, &unit, &mut out),
     }
+    out.dies.seal();
     out
 }
 
@@ -388,8 +389,8 @@ fn build<'a>(
     if drafts.funcs.is_empty() || cx.index_only {
         return;
     }
-    let program = line_unit.line_program.clone();
-    let header = program.as_ref().map(|p| p.header().clone());
+    let program = line_unit.line_program.as_ref();
+    let header = program.map(|p| p.header());
     let rows = match program {
         Some(p) => {
             let mut w = Warnings::default();
@@ -402,11 +403,11 @@ fn build<'a>(
     };
     // A split unit's inlined calls name files of its own line table (in the .dwo).
     let split_header = (!std::ptr::eq(unit, line_unit))
-        .then(|| unit.line_program.as_ref().map(|p| p.header().clone()))
+        .then(|| unit.line_program.as_ref().map(|p| p.header()))
         .flatten();
     let mut files = UnitFiles {
-        main: FileTable::new(line_unit, header.as_ref()),
-        split: split_header.as_ref().map(|h| FileTable::new(unit, Some(h))),
+        main: FileTable::new(line_unit, header),
+        split: split_header.map(|h| FileTable::new(unit, Some(h))),
     };
     let sides = Sides {
         dwarf,

@@ -120,51 +120,52 @@ impl SymbolPath {
                 out.path = Some(target);
                 return out;
             }
-            let what = format!("symbol server {url}");
-            match http::download(
-                &self.limits,
-                http::SYMSRV_AGENT,
-                2,
-                &full,
-                &target,
-                &what,
-                verify,
-            ) {
-                Download::Saved => {
-                    out.path = Some(target);
-                    return out;
-                }
-                Download::Missing => {}
-                Download::Failed(why) => {
-                    out.problems.push(why);
-                    continue;
-                }
-            }
-            // Not there as it is: servers also answer compressed, or with a pointer.
             let entry = Entry {
                 url,
                 name,
                 id,
                 target: &target,
-                what: &what,
+                what: &format!("symbol server {url}"),
             };
-            match self.compressed(&entry, verify, &mut out) {
-                Download::Saved => {
-                    out.path = Some(target);
-                    return out;
-                }
-                Download::Missing => {}
-                Download::Failed(why) => {
-                    out.problems.push(why);
-                    continue;
-                }
-            }
-            if let Some(p) = self.pointed_to(&entry, verify, &mut out) {
+            if let Some(p) = self.download(&entry, &full, verify, &mut out) {
                 out.path = Some(p);
                 return out;
             }
         }
         out
+    }
+
+    /// The file from the server of `at`: as it is at `full`, else compressed, else where
+    /// a pointer file says. A server that fails ends its turn; why is kept in `out`.
+    fn download(
+        &self,
+        at: &Entry,
+        full: &str,
+        verify: Verify,
+        out: &mut Fetched,
+    ) -> Option<PathBuf> {
+        let saved = |d: Download, out: &mut Fetched| match d {
+            Download::Saved => Some(true),
+            Download::Missing => Some(false),
+            Download::Failed(why) => {
+                out.problems.push(why);
+                None
+            }
+        };
+        let as_it_is = http::download(
+            &self.limits,
+            http::SYMSRV_AGENT,
+            2,
+            full,
+            at.target,
+            at.what,
+            verify,
+        );
+        // Not there as it is: servers also answer compressed, or with a pointer.
+        if saved(as_it_is, out)? || saved(self.compressed(at, verify, out), out)? {
+            return Some(at.target.to_path_buf());
+        }
+        self.pointed_to(at, verify, out)
     }
 
     /// `<url>/<name>/<id>/<name with _ for its last letter>`: a cabinet holding the
