@@ -6,7 +6,7 @@ cd "$(dirname "$0")"
 fixtures=../fixtures
 # llvm-objcopy reads Mach-O too; GNU objcopy (binutils) is enough for the ELF seeds.
 objcopy=$(command -v llvm-objcopy || command -v objcopy || true)
-mkdir -p corpus/{dump,unwind_section,dwarf_expression,compact_unwind,link_sections,debug_info_stream,exidx,pe_unwind,pdb,demangle,demangle_swift,symbol_file,report,cabinet}
+mkdir -p corpus/{dump,unwind_section,dwarf_expression,compact_unwind,link_sections,debug_info_stream,line_program,exidx,pe_unwind,pdb,demangle,demangle_swift,symbol_file,report,cabinet}
 
 tmp=$(mktemp)
 out=$(mktemp)
@@ -41,6 +41,17 @@ for arch_dir in "$fixtures"/bin/*; do
     done
 done
 find corpus/unwind_section corpus/debug_info_stream -size -2c -delete
+
+# Line programs: the byte the target expects (bit 0 big-endian, bit 1 32-bit, from the
+# ELF header's class and data bytes), then .debug_line.
+for f in "$fixtures"/bin/*/*; do
+    [ "$(head -c4 "$f" | od -An -c | tr -d ' ')" = 177ELF ] || continue
+    read -r class data < <(od -An -tu1 -j4 -N2 "$f") || continue
+    pick=$(( (data == 2) | ((class == 1) << 1) ))
+    { printf "\\x$(printf %02x $pick)"; section "$f" .debug_line; } \
+        > "corpus/line_program/$(basename "$(dirname "$f")")-$(basename "$f")"
+done
+find corpus/line_program -size -2c -delete
 
 # ARM EHABI tables: the length of .ARM.exidx (two bytes, little-endian), it, .ARM.extab.
 for f in "$fixtures"/ehabi/*-gcc-* "$fixtures"/ehabi/*-clang-* "$fixtures"/bin/arm/*; do

@@ -116,6 +116,12 @@ pub fn debug_info_stream(data: &[u8]) {
     }
 }
 
+/// A line program decoded by our loop and by gimli: the same rows wherever ours gives
+/// them (see `dwarf::line_program`).
+pub fn line_program(data: &[u8]) {
+    crate::dwarf::check_line_program(data);
+}
+
 /// Windows unwind tables: the first byte picks x64 or arm64 and how many bytes of
 /// `.pdata` follow (in entries); the rest is the section their unwind information is
 /// in. Every entry's rows must start at its function, increase, and carry `.cfa` and
@@ -371,6 +377,8 @@ mod tests {
             debug_info_stream(data);
             assert!(!crate::dwarf::split_streamed(data).is_empty());
         }
+        let lines = file.section_by_name(".debug_line").unwrap().data().unwrap();
+        line_program(&[&[0u8][..], lines].concat());
         dwarf_expression(&[0, 0x77, 0x08, 0x80, 0x00, 0x22]);
         let pdb_file = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("fixtures/windows/msvc-x86_64/app.pdb");

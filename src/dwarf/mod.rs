@@ -15,6 +15,8 @@ mod stream;
 pub(crate) mod sup;
 mod unit;
 
+#[cfg(feature = "fuzzing")]
+pub(crate) use line_program::check_against_gimli as check_line_program;
 #[cfg(any(feature = "fuzzing", test))]
 pub(crate) use stream::split_streamed;
 
