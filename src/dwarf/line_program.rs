@@ -24,6 +24,18 @@ pub(crate) struct Row {
     pub end_sequence: bool,
 }
 
+impl From<&gimli::LineRow> for Row {
+    /// The row gimli's decoder gives, as this one gives it.
+    fn from(row: &gimli::LineRow) -> Row {
+        Row {
+            address: row.address(),
+            line: row.line().map_or(0, |l| l.get()),
+            file: row.file_index(),
+            end_sequence: row.end_sequence(),
+        }
+    }
+}
+
 /// The program needs gimli: something this decoder does not handle was found.
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) struct Unusual;
@@ -318,15 +330,7 @@ pub(crate) fn check_against_gimli(data: &[u8]) {
     let mut rows = program.rows();
     for (i, want) in fast.iter().enumerate() {
         match rows.next_row() {
-            Ok(Some((_, row))) => {
-                let got = Row {
-                    address: row.address(),
-                    line: row.line().map_or(0, |l| l.get()),
-                    file: row.file_index(),
-                    end_sequence: row.end_sequence(),
-                };
-                assert_eq!(got, *want, "row {i}");
-            }
+            Ok(Some((_, row))) => assert_eq!(Row::from(row), *want, "row {i}"),
             other => panic!("row {i}: gimli gives {other:?}, this decoder {want:?}"),
         }
     }
@@ -360,12 +364,7 @@ mod tests {
         let mut out = Vec::new();
         loop {
             match rows.next_row() {
-                Ok(Some((_, row))) => out.push(Row {
-                    address: row.address(),
-                    line: row.line().map_or(0, |l| l.get()),
-                    file: row.file_index(),
-                    end_sequence: row.end_sequence(),
-                }),
+                Ok(Some((_, row))) => out.push(Row::from(row)),
                 Ok(None) => return (out, false),
                 Err(_) => return (out, true),
             }

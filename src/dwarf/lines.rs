@@ -37,15 +37,7 @@ pub(crate) fn rows(
         let mut rows = program.clone().rows();
         loop {
             match rows.next_row() {
-                Ok(Some((_, row))) => acc.push(
-                    Row {
-                        address: row.address(),
-                        line: row.line().map_or(0, |l| l.get()),
-                        file: row.file_index(),
-                        end_sequence: row.end_sequence(),
-                    },
-                    layout,
-                ),
+                Ok(Some((_, row))) => acc.push(Row::from(row), layout),
                 Ok(None) => break,
                 Err(e) => {
                     warnings.push(
