@@ -704,3 +704,20 @@ fn bash_completes_flags_and_shells() {
         assert!(shells.iter().any(|s| s == shell), "{shells:?}");
     }
 }
+
+/// The allocator options the binary carries (src/main.rs, `MALLOC_CONF`) are the ones
+/// jemalloc runs with: were the symbol's name to change with the jemalloc crate, they
+/// would be dropped without a word and only the benchmark would notice.
+#[cfg(all(target_os = "linux", not(target_env = "msvc")))]
+#[test]
+fn the_allocator_runs_with_the_options_the_binary_carries() {
+    let out = dumpsyms_command()
+        .env("_RJEM_MALLOC_CONF", "stats_print:true")
+        .args(["-q", &fixture("bin/x86_64/cpp-gcc-O2-dwarf5")])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let stats = stderr(&out);
+    assert!(stats.contains("opt.oversize_threshold: 0\n"), "{stats}");
+    assert!(stats.contains("opt.dirty_decay_ms: 2000 "), "{stats}");
+}
