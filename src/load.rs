@@ -677,30 +677,24 @@ fn inflate_whole(data: &[u8], size: u64) -> Result<Vec<u8>, String> {
     out.try_reserve_exact(size)
         .map_err(|_| "Uncompressed data allocation failed")?;
     let mut z = flate2::Decompress::new(true);
-    fn invalid<E>(_: E) -> String {
-        "Invalid zlib compressed data".to_string()
-    }
+    let mut read = 0;
     while out.len() < size {
         let len = out.len();
         let step = &mut out.spare_capacity_mut()[..POPULATE_STEP.min(size - len)];
         populate(step);
-        let read = usize::try_from(z.total_in()).map_err(invalid)?;
+        let before = (z.total_in(), z.total_out());
         let status = z
-            .decompress_uninit(
-                data.get(read..).unwrap_or_default(),
-                step,
-                flate2::FlushDecompress::None,
-            )
-            .map_err(invalid)?;
-        let written = usize::try_from(z.total_out())
-            .map_err(invalid)?
-            .saturating_sub(len)
-            .min(step.len());
+            .decompress_uninit(&data[read..], step, flate2::FlushDecompress::None)
+            .map_err(|_| "Invalid zlib compressed data")?;
+        // Each at most the length of the slice it was given (`set_len` below relies on
+        // it, so that bound is kept explicitly).
+        let consumed = (z.total_in() - before.0) as usize;
+        let written = ((z.total_out() - before.1) as usize).min(step.len());
+        read += consumed;
         // SAFETY: the inflater initialized the first `written` bytes of the spare
         // capacity it was given, which starts at `len`.
         unsafe { out.set_len(len + written) };
-        let stalled = written == 0 && usize::try_from(z.total_in()).ok() == Some(read);
-        if status == flate2::Status::StreamEnd || stalled {
+        if status == flate2::Status::StreamEnd || (written == 0 && consumed == 0) {
             break;
         }
     }
@@ -716,10 +710,10 @@ fn inflate_whole(data: &[u8], size: u64) -> Result<Vec<u8>, String> {
 fn populate(buf: &mut [std::mem::MaybeUninit<u8>]) {
     #[cfg(target_os = "linux")]
     {
-        const PAGE: usize = 4096;
+        let page = crate::mapguard::page_size();
         let start = buf.as_mut_ptr() as usize;
-        let begin = start.next_multiple_of(PAGE);
-        let end = (start + buf.len()) / PAGE * PAGE;
+        let begin = start.next_multiple_of(page);
+        let end = (start + buf.len()) / page * page;
         if end > begin {
             // SAFETY: the range is inside `buf`, memory we own and have not yet
             // written; MADV_POPULATE_WRITE only backs it with pages, as the first

@@ -14,8 +14,8 @@
 //! No crate does this: memmap2 leaves `SIGBUS` to the caller, and the crates that catch
 //! signals do not remap a page from inside the handler.
 
-use std::sync::Once;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Once, OnceLock};
 
 /// Maps watched at once; past that a map is simply not watched (as before).
 const SLOTS: usize = 1024;
@@ -81,15 +81,25 @@ impl Drop for Watch {
     }
 }
 
+/// The system's page size, asked of it once (4 KiB if it does not say).
+pub(crate) fn page_size() -> usize {
+    static SIZE: OnceLock<usize> = OnceLock::new();
+    *SIZE.get_or_init(|| {
+        // SAFETY: sysconf has no preconditions.
+        let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+        usize::try_from(page)
+            .ok()
+            .filter(|&p| p > 0)
+            .unwrap_or(4096)
+    })
+}
+
 fn install() {
     INSTALL.call_once(|| {
-        // SAFETY: sysconf has no preconditions; sigaction is given a zeroed struct
-        // with a valid handler and an empty mask.
+        // SAFETY: sigaction is given a zeroed struct with a valid handler and an
+        // empty mask.
         unsafe {
-            let page = libc::sysconf(libc::_SC_PAGESIZE);
-            if page > 0 {
-                PAGE.store(page as usize, Ordering::Relaxed);
-            }
+            PAGE.store(page_size(), Ordering::Relaxed);
             let mut action: libc::sigaction = std::mem::zeroed();
             action.sa_sigaction = on_sigbus as *const () as usize;
             action.sa_flags = libc::SA_SIGINFO | libc::SA_ONSTACK;
