@@ -43,8 +43,8 @@ pub(super) struct Plan {
     pub has_children: bool,
     pub tag: constants::DwTag,
     /// Where its `DW_AT_sibling` reference is (bytes from the start of its attributes)
-    /// and its size, where the walk reads none of its children: the DIE is then
-    /// stepped over with them.
+    /// and its size, where the walk reads none of its children: they are then stepped
+    /// over all at once, after the DIE itself (read or not).
     sibling: Option<(usize, u8)>,
     /// How to go through its attributes: stepping over all of them (a DIE the walk
     /// does not read), or over the unused ones and reading the others (one it reads);
@@ -112,7 +112,7 @@ impl<'u, 'a> Plans<'u, 'a> {
         let make = || {
             let abbrev = abbreviations.get(code)?;
             let mut made = plan(abbrev, header, wanted, slot);
-            if !made.wanted && made.has_children && childless(abbrev) {
+            if made.has_children && childless(abbrev) {
                 made.sibling = sibling_at(abbrev.attributes(), header);
             }
             Some(made)
