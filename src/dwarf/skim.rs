@@ -35,11 +35,21 @@ enum Step {
     Read(AttributeSpecification, u8),
 }
 
+/// What the walk does with the DIEs of an abbreviation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Want {
+    /// Steps over them.
+    Skip,
+    /// Reads them.
+    Read,
+    /// Steps over them, but notes where they are, to read them later if need be.
+    Note,
+}
+
 /// What the walk needs of an abbreviation, decided once.
 #[derive(Debug)]
 pub(super) struct Plan {
-    /// Whether the walk reads DIEs of this abbreviation.
-    pub wanted: bool,
+    pub want: Want,
     pub has_children: bool,
     pub tag: constants::DwTag,
     /// Where its `DW_AT_sibling` reference is (bytes from the start of its attributes)
@@ -63,7 +73,7 @@ pub(super) struct Plans<'u, 'a> {
     abbreviations: &'u gimli::Abbreviations,
     header: &'u UnitHeader<R<'a>>,
     table: Vec<Option<Plan>>,
-    wanted: &'u dyn Fn(&gimli::Abbreviation) -> bool,
+    wanted: &'u dyn Fn(&gimli::Abbreviation) -> Want,
     slot: fn(constants::DwAt) -> Option<u8>,
     childless: &'u dyn Fn(&gimli::Abbreviation) -> bool,
     /// For codes beyond the table.
@@ -71,12 +81,12 @@ pub(super) struct Plans<'u, 'a> {
 }
 
 impl<'u, 'a> Plans<'u, 'a> {
-    /// Plans for the DIEs of `unit`: those `wanted` accepts are read, the attributes
+    /// Plans for the DIEs of `unit`: those `wanted` says to read are read, the attributes
     /// that `slot` gives a slot to read into; the children of those `childless` accepts
     /// are not read at all.
     pub(super) fn new(
         unit: &'u gimli::Unit<R<'a>>,
-        wanted: &'u dyn Fn(&gimli::Abbreviation) -> bool,
+        wanted: &'u dyn Fn(&gimli::Abbreviation) -> Want,
         slot: fn(constants::DwAt) -> Option<u8>,
         childless: &'u dyn Fn(&gimli::Abbreviation) -> bool,
     ) -> Self {
@@ -135,13 +145,13 @@ impl<'u, 'a> Plans<'u, 'a> {
 fn plan(
     abbrev: &gimli::Abbreviation,
     header: &UnitHeader<R<'_>>,
-    wanted: &dyn Fn(&gimli::Abbreviation) -> bool,
+    wanted: &dyn Fn(&gimli::Abbreviation) -> Want,
     slot: fn(constants::DwAt) -> Option<u8>,
 ) -> Plan {
-    let wanted = wanted(abbrev);
-    let slot = |name| if wanted { slot(name) } else { None };
+    let want = wanted(abbrev);
+    let slot = |name| if want == Want::Read { slot(name) } else { None };
     Plan {
-        wanted,
+        want,
         has_children: abbrev.has_children(),
         tag: abbrev.tag(),
         sibling: None,
@@ -428,7 +438,7 @@ mod tests {
             .map(Step::Over)
         );
         let plan = Plan {
-            wanted: false,
+            want: Want::Skip,
             has_children: false,
             tag: constants::DW_TAG_variable,
             sibling: None,
@@ -470,7 +480,7 @@ mod tests {
             ]
         );
         let plan = Plan {
-            wanted: true,
+            want: Want::Read,
             has_children: true,
             tag: constants::DW_TAG_subprogram,
             sibling: None,

@@ -455,11 +455,19 @@ fn walk_unit<'a>(
     }
     // The walk's unit offsets are relative to the unit's header.
     let first = start - unit.header.offset().0;
-    if let Err(e) = walk(cx, unit, first, &mut out.dies, &mut drafts) {
+    let mut noted = Vec::new();
+    if let Err(e) = walk(cx, unit, first, &mut out.dies, &mut drafts, &mut noted) {
         out.warnings.add(unit_warning(
             WarningKind::Dwarf,
             start,
             format!("{e}; the rest of this unit is skipped"),
+        ));
+    }
+    if let Err(e) = index_noted(cx, unit, first, &noted, &mut out.dies, &drafts) {
+        out.warnings.add(unit_warning(
+            WarningKind::Dwarf,
+            start,
+            format!("{e}, in a function's declaration; the declarations it leads to are not read"),
         ));
     }
     if drafts.ranges_cut {
@@ -608,14 +616,33 @@ fn walk<'a>(
     start: usize,
     dies: &mut UnitDies<'a>,
     drafts: &mut Drafts,
+    noted: &mut Vec<Noted>,
 ) -> gimli::Result<()> {
-    let wanted_here = |a: &gimli::Abbreviation| wanted(a.tag(), a, cx.inlines);
+    // The second pass indexes units for references from others, which may point at any
+    // declaration: it reads them all.
+    let defer = !cx.index_only;
+    let wanted_here = |a: &gimli::Abbreviation| match wanted(a.tag(), a, cx.inlines) {
+        true if defer && declaration_only(a) => skim::Want::Note,
+        true => skim::Want::Read,
+        false => skim::Want::Skip,
+    };
     let childless_here = |a: &gimli::Abbreviation| childless(a, cx.inlines);
     let mut cursor = Cursor::new(unit, &wanted_here, &childless_here)?;
     let mut stack: Vec<Frame> = Vec::new();
     while let Some((die_offset, depth, die)) = cursor.next()? {
         let tag = match die {
             Die::Null => continue,
+            Die::Noted { has_children } => {
+                let (scope, ctx) = enclosing(&mut stack, depth);
+                noted.push(Noted {
+                    offset: start + die_offset,
+                    parent: scope,
+                });
+                if has_children {
+                    stack.push(Frame { depth, scope, ctx });
+                }
+                continue;
+            }
             Die::Skipped { has_children } => {
                 if has_children {
                     // Children of an uninteresting DIE (a lexical block, a variable)
@@ -667,6 +694,8 @@ enum Die {
     Null,
     /// A DIE the walk does not read.
     Skipped { has_children: bool },
+    /// A DIE the walk does not read now, but may later (see [`declaration_only`]).
+    Noted { has_children: bool },
     /// A DIE the walk reads: its attributes are in [`Cursor::facts`].
     Read { tag: constants::DwTag },
 }
@@ -677,7 +706,7 @@ enum Die {
 struct Cursor<'u, 'a> {
     unit: &'u gimli::Unit<R<'a>>,
     plans: skim::Plans<'u, 'a>,
-    wanted: &'u dyn Fn(&gimli::Abbreviation) -> bool,
+    wanted: &'u dyn Fn(&gimli::Abbreviation) -> skim::Want,
     /// The unit offset of the first DIE, and the bytes from there.
     root: usize,
     data: &'a [u8],
@@ -695,7 +724,7 @@ struct Cursor<'u, 'a> {
 impl<'u, 'a> Cursor<'u, 'a> {
     fn new(
         unit: &'u gimli::Unit<R<'a>>,
-        wanted: &'u dyn Fn(&gimli::Abbreviation) -> bool,
+        wanted: &'u dyn Fn(&gimli::Abbreviation) -> skim::Want,
         childless: &'u dyn Fn(&gimli::Abbreviation) -> bool,
     ) -> gimli::Result<Self> {
         let root = unit.header.root_offset().0;
@@ -730,12 +759,21 @@ impl<'u, 'a> Cursor<'u, 'a> {
             Die::Null => self.next_depth -= 1,
             // `had_children` is set by the read.
             Die::Read { .. } => self.next_depth += isize::from(self.had_children),
-            Die::Skipped { has_children } => {
+            Die::Skipped { has_children } | Die::Noted { has_children } => {
                 self.had_children = *has_children;
                 self.next_depth += isize::from(*has_children);
             }
         }
         Ok(Some((offset, depth, die)))
+    }
+
+    /// The DIE at unit offset `offset` (one the walk went through), out of turn.
+    fn at(&mut self, offset: usize) -> gimli::Result<Option<Die>> {
+        let Some(pos) = offset.checked_sub(self.root) else {
+            return Ok(None);
+        };
+        self.pos = pos;
+        Ok(self.next()?.map(|(_, _, die)| die))
     }
 
     /// The DIE at `pos` by its abbreviation's plan; `None` when the plan cannot tell.
@@ -760,19 +798,18 @@ impl<'u, 'a> Cursor<'u, 'a> {
                 .and_then(|s| usize::try_from(s).ok()?.checked_sub(root))
                 .filter(|&s| s > end && s <= data.len())
         };
-        if !plan.wanted {
+        if plan.want != skim::Want::Read {
             let Some(end) = plan.skip(data, at, endian) else {
                 return Ok(None);
             };
-            if let Some(next) = sibling(end) {
-                self.pos = next;
-                return Ok(Some(Die::Skipped {
-                    has_children: false,
-                }));
-            }
-            self.pos = end;
-            return Ok(Some(Die::Skipped {
-                has_children: plan.has_children,
+            let (next, has_children) = match sibling(end) {
+                Some(next) => (next, false),
+                None => (end, plan.has_children),
+            };
+            self.pos = next;
+            return Ok(Some(match plan.want {
+                skim::Want::Note => Die::Noted { has_children },
+                _ => Die::Skipped { has_children },
             }));
         }
         let facts = &mut self.facts;
@@ -812,10 +849,12 @@ impl<'u, 'a> Cursor<'u, 'a> {
         let mut entries = self.unit.entries_raw(Some(gimli::UnitOffset(offset)))?;
         let die = match entries.read_abbreviation()? {
             None => Die::Null,
-            Some(abbrev) if !(self.wanted)(abbrev) => {
+            Some(abbrev) if (self.wanted)(abbrev) != skim::Want::Read => {
                 entries.skip_attributes(abbrev.attributes())?;
-                Die::Skipped {
-                    has_children: abbrev.has_children(),
+                let has_children = abbrev.has_children();
+                match (self.wanted)(abbrev) {
+                    skim::Want::Note => Die::Noted { has_children },
+                    _ => Die::Skipped { has_children },
                 }
             }
             Some(abbrev) => {
@@ -960,18 +999,9 @@ fn scope_die<'a>(
     drafts: &mut Drafts,
 ) -> gimli::Result<(u32, Ctx)> {
     let kind = scope_kind(tag);
-    let target = reference(cx, at.start, facts.specification)
-        .or_else(|| reference(cx, at.start, facts.abstract_origin));
-    let linkage =
-        string(cx, unit, facts.linkage_name).or_else(|| string(cx, unit, facts.mips_linkage_name));
-    dies.dies.push(DieInfo {
-        offset: at.offset,
-        parent: at.parent,
-        kind,
-        name: string(cx, unit, facts.name),
-        linkage,
-        target,
-    });
+    dies.dies.push(die_info(
+        cx, unit, kind, facts, at.offset, at.start, at.parent,
+    ));
     let scope = (dies.dies.len() - 1) as u32;
     if kind != ScopeKind::Function {
         return Ok((scope, at.parent_ctx));
@@ -986,6 +1016,137 @@ fn scope_die<'a>(
         sites: Vec::new(),
     });
     Ok((scope, Ctx::Func((drafts.funcs.len() - 1) as u32)))
+}
+
+/// The name index's entry for the DIE at `offset` (its unit's first DIE offset counted
+/// from `start`) in scope `parent`.
+fn die_info<'a>(
+    cx: &Context<'_, 'a>,
+    unit: &gimli::Unit<R<'a>>,
+    kind: ScopeKind,
+    facts: &Facts<'a>,
+    offset: usize,
+    start: usize,
+    parent: u32,
+) -> DieInfo<'a> {
+    let target = reference(cx, start, facts.specification)
+        .or_else(|| reference(cx, start, facts.abstract_origin));
+    let linkage =
+        string(cx, unit, facts.linkage_name).or_else(|| string(cx, unit, facts.mips_linkage_name));
+    DieInfo {
+        offset,
+        parent,
+        kind,
+        name: string(cx, unit, facts.name),
+        linkage,
+        target,
+    }
+}
+
+/// A DIE the walk stepped over and may read later: its offset in the name index and
+/// its enclosing scope there.
+struct Noted {
+    offset: usize,
+    parent: u32,
+}
+
+/// Whether DIEs of this abbreviation are functions' declarations (no code of their
+/// own), which the walk notes rather than reads (see [`index_noted`]).
+fn declaration_only(abbrev: &gimli::Abbreviation) -> bool {
+    abbrev.tag() == constants::DW_TAG_subprogram && {
+        let names = || abbrev.attributes().iter().map(|a| a.name());
+        names().any(|n| n == constants::DW_AT_declaration)
+            && !names().any(|n| {
+                matches!(
+                    n,
+                    constants::DW_AT_low_pc | constants::DW_AT_high_pc | constants::DW_AT_ranges
+                )
+            })
+    }
+}
+
+/// Indexes the declarations the walk noted (`noted`, in offset order) that a name may
+/// lead to: those that the unit's indexed DIEs and inlined calls refer to, and those
+/// they refer to in turn. Every C++ unit declares again the member functions of the
+/// classes it uses, and few of them are defined or inlined there: indexing them all
+/// was most of the walk (libjvm: 4.2 million declarations, 42 thousand functions).
+/// Each is read as the walk would have read it, in the same scope, so names come out
+/// the same.
+fn index_noted<'a>(
+    cx: &Context<'_, 'a>,
+    unit: &gimli::Unit<R<'a>>,
+    start: usize,
+    noted: &[Noted],
+    dies: &mut UnitDies<'a>,
+    drafts: &Drafts,
+) -> gimli::Result<()> {
+    let (Some(first), Some(last)) = (noted.first(), noted.last()) else {
+        return Ok(());
+    };
+    let (first, last) = (first.offset, last.offset);
+    let sites = drafts.funcs.iter().flat_map(|f| f.sites.iter());
+    let mut queue: Vec<usize> = (dies.dies.iter().filter_map(|d| d.target))
+        .chain(sites.map(|s| s.origin))
+        .filter(|t| (first..=last).contains(t))
+        .collect();
+    // Read by the walk's own means, as it would have read them.
+    let read_all = |a: &gimli::Abbreviation| match wanted(a.tag(), a, cx.inlines) {
+        true => skim::Want::Read,
+        false => skim::Want::Skip,
+    };
+    let childless_here = |a: &gimli::Abbreviation| childless(a, cx.inlines);
+    let mut cursor = Cursor::new(unit, &read_all, &childless_here)?;
+    let mut read = vec![false; noted.len()];
+    let mut found = Vec::new();
+    while let Some(t) = queue.pop() {
+        let Ok(k) = noted.binary_search_by_key(&t, |n| n.offset) else {
+            continue;
+        };
+        if std::mem::replace(&mut read[k], true) {
+            continue;
+        }
+        let Some(Die::Read { tag }) = cursor.at(t - start)? else {
+            continue;
+        };
+        let info = die_info(
+            cx,
+            unit,
+            scope_kind(tag),
+            &cursor.facts,
+            t,
+            start,
+            noted[k].parent,
+        );
+        queue.extend(info.target);
+        found.push(info);
+    }
+    merge_dies(&mut dies.dies, found);
+    Ok(())
+}
+
+/// Merges `more` into `dies` (both in offset order, as lookups need them), with the
+/// parents' indexes moved to match.
+fn merge_dies<'a>(dies: &mut Vec<DieInfo<'a>>, mut more: Vec<DieInfo<'a>>) {
+    if more.is_empty() {
+        return;
+    }
+    more.sort_unstable_by_key(|d| d.offset);
+    let old = std::mem::take(dies);
+    let mut moved = Vec::with_capacity(old.len());
+    let mut out = Vec::with_capacity(old.len() + more.len());
+    let mut more = more.into_iter().peekable();
+    for d in old {
+        out.extend(std::iter::from_fn(|| more.next_if(|m| m.offset < d.offset)));
+        moved.push(out.len() as u32);
+        out.push(d);
+    }
+    out.extend(more);
+    for d in &mut out {
+        if let Some(&p) = moved.get(d.parent as usize) {
+            d.parent = p;
+        }
+    }
+    *dies = out;
 }
 
 /// The attributes of a DIE that the walk uses; the others are skipped unparsed.
@@ -1275,6 +1436,58 @@ fn clip_sites(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn declarations_read_late_take_their_place_and_parents_follow() {
+        let die = |offset, parent, name: &'static str| DieInfo {
+            offset,
+            parent,
+            kind: ScopeKind::Function,
+            name: Some(LazyStr::Bytes(name.as_bytes())),
+            linkage: None,
+            target: None,
+        };
+        // A namespace (0) holding a class (1), a function after it (2), and one at the
+        // top (3); the declarations read late sit in the class and the namespace.
+        let mut dies = vec![
+            die(10, NONE, "ns"),
+            die(20, 0, "C"),
+            die(90, 0, "f"),
+            die(200, NONE, "g"),
+        ];
+        let late = vec![die(60, 1, "C::m2"), die(30, 1, "C::m1"), die(95, 0, "h")];
+        merge_dies(&mut dies, late);
+        let got: Vec<(usize, &str)> = dies
+            .iter()
+            .map(|d| {
+                let parent = dies.get(d.parent as usize).map_or(usize::MAX, |p| p.offset);
+                let Some(LazyStr::Bytes(n)) = d.name else {
+                    unreachable!()
+                };
+                (parent, std::str::from_utf8(n).unwrap())
+            })
+            .collect();
+        let offsets: Vec<usize> = dies.iter().map(|d| d.offset).collect();
+        assert_eq!(offsets, [10, 20, 30, 60, 90, 95, 200]);
+        let top = usize::MAX;
+        assert_eq!(
+            got,
+            [
+                (top, "ns"),
+                (10, "C"),
+                (20, "C::m1"),
+                (20, "C::m2"),
+                (10, "f"),
+                (10, "h"),
+                (top, "g")
+            ]
+        );
+        // Nothing to merge leaves the index as it was.
+        let before: Vec<usize> = dies.iter().map(|d| d.parent as usize).collect();
+        merge_dies(&mut dies, Vec::new());
+        let after: Vec<usize> = dies.iter().map(|d| d.parent as usize).collect();
+        assert_eq!(before, after);
+    }
 
     #[test]
     fn intersect_appends_the_common_parts() {
