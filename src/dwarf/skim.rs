@@ -60,6 +60,9 @@ pub(super) struct Plan {
     /// does not read), or over the unused ones and reading the others (one it reads);
     /// `None` when gimli must (an indirect form, an unknown one).
     steps: Option<Vec<Step>>,
+    /// The size of its attributes when they are all of fixed-size forms and the walk
+    /// steps over them: most of the DIEs it steps over (members, types, parameters).
+    fixed: Option<u32>,
 }
 
 /// Codes below this are planned in a table, grown to the largest code a unit uses;
@@ -150,12 +153,23 @@ fn plan(
 ) -> Plan {
     let want = wanted(abbrev);
     let slot = |name| if want == Want::Read { slot(name) } else { None };
+    let steps = steps(abbrev.attributes(), header, slot);
+    let fixed = fixed_size(steps.as_deref());
     Plan {
         want,
         has_children: abbrev.has_children(),
         tag: abbrev.tag(),
         sibling: None,
-        steps: steps(abbrev.attributes(), header, slot),
+        steps,
+        fixed,
+    }
+}
+
+/// The size of the attributes that `steps` step over, when it is the same for every DIE.
+fn fixed_size(steps: Option<&[Step]>) -> Option<u32> {
+    match steps? {
+        [Step::Over(Move::Bytes(n))] => Some(*n),
+        _ => None,
     }
 }
 
@@ -220,8 +234,20 @@ fn steps(
 
 /// Reads an unsigned LEB128 at `data[*pos..]`; `None` at the end of the data or past 64
 /// bits.
-#[inline]
+#[inline(always)]
 pub(super) fn uleb(data: &[u8], pos: &mut usize) -> Option<u64> {
+    // One byte: nearly every abbreviation code and attribute value the walk reads.
+    if let Some(&byte) = data.get(*pos)
+        && byte < 0x80
+    {
+        *pos += 1;
+        return Some(u64::from(byte));
+    }
+    uleb_long(data, pos)
+}
+
+#[inline(never)]
+fn uleb_long(data: &[u8], pos: &mut usize) -> Option<u64> {
     let mut value = 0u64;
     let mut shift = 0u32;
     loop {
@@ -319,7 +345,11 @@ impl Plan {
     }
 
     /// [`Plan::go`] for a DIE the walk does not read.
+    #[inline]
     pub(super) fn skip(&self, data: &[u8], pos: usize, endian: RunTimeEndian) -> Option<usize> {
+        if let Some(n) = self.fixed {
+            return pos.checked_add(n as usize).filter(|&end| end <= data.len());
+        }
         self.go(data, pos, endian, |p, _, _| Ok::<_, ()>(p))
             .ok()
             .flatten()
@@ -443,6 +473,7 @@ mod tests {
             tag: constants::DW_TAG_variable,
             sibling: None,
             steps: Some(m),
+            fixed: None,
         };
         let mut die = vec![1, 2, 3, 4, 5]; // strp, data1
         die.extend([2, 0x91, 0x7f]); // exprloc of 2 bytes
@@ -459,6 +490,61 @@ mod tests {
                 None,
                 "{cut}"
             );
+        }
+    }
+
+    #[test]
+    fn fixed_sizes_step_as_far_as_the_moves() {
+        let fixed = [
+            spec(constants::DW_FORM_strp),
+            spec(constants::DW_FORM_data2),
+        ];
+        let varying = [
+            spec(constants::DW_FORM_strp),
+            spec(constants::DW_FORM_udata),
+        ];
+        let none = |_| None;
+        let slot = |_| Some(0);
+        for (specs, read, size) in [
+            (&fixed[..], false, Some(6)),
+            (&fixed[..0], false, None),
+            (&varying[..], false, None),
+            (&fixed[..], true, None),
+        ] {
+            let steps = if read {
+                steps(specs, &header(4), slot)
+            } else {
+                steps(specs, &header(4), none)
+            };
+            assert_eq!(fixed_size(steps.as_deref()), size, "{specs:?} {read}");
+            let by_moves = Plan {
+                want: Want::Skip,
+                has_children: false,
+                tag: constants::DW_TAG_member,
+                sibling: None,
+                steps: steps.clone(),
+                fixed: None,
+            };
+            let fast = Plan {
+                want: Want::Skip,
+                has_children: false,
+                tag: constants::DW_TAG_member,
+                sibling: None,
+                steps,
+                fixed: size,
+            };
+            // The whole DIE, cut anywhere, or at an offset past the data's end.
+            let die = [1, 2, 3, 4, 5, 0x80, 0x01, 9];
+            for cut in 0..=die.len() {
+                for at in [0, 1, cut, cut + 1] {
+                    let end = RunTimeEndian::Little;
+                    assert_eq!(
+                        fast.skip(&die[..cut], at, end),
+                        by_moves.skip(&die[..cut], at, end),
+                        "{specs:?} cut {cut} at {at}"
+                    );
+                }
+            }
         }
     }
 
@@ -485,6 +571,7 @@ mod tests {
             tag: constants::DW_TAG_subprogram,
             sibling: None,
             steps: Some(s),
+            fixed: None,
         };
         let die = [0, 9, b'f', b'\0', 1];
         let mut seen = Vec::new();
