@@ -999,9 +999,7 @@ fn scope_die<'a>(
     drafts: &mut Drafts,
 ) -> gimli::Result<(u32, Ctx)> {
     let kind = scope_kind(tag);
-    dies.dies.push(die_info(
-        cx, unit, kind, facts, at.offset, at.start, at.parent,
-    ));
+    dies.dies.push(die_info(cx, unit, kind, facts, &at));
     let scope = (dies.dies.len() - 1) as u32;
     if kind != ScopeKind::Function {
         return Ok((scope, at.parent_ctx));
@@ -1018,24 +1016,21 @@ fn scope_die<'a>(
     Ok((scope, Ctx::Func((drafts.funcs.len() - 1) as u32)))
 }
 
-/// The name index's entry for the DIE at `offset` (its unit's first DIE offset counted
-/// from `start`) in scope `parent`.
+/// The name index's entry for a DIE of `kind` placed `at`.
 fn die_info<'a>(
     cx: &Context<'_, 'a>,
     unit: &gimli::Unit<R<'a>>,
     kind: ScopeKind,
     facts: &Facts<'a>,
-    offset: usize,
-    start: usize,
-    parent: u32,
+    at: &Placed,
 ) -> DieInfo<'a> {
-    let target = reference(cx, start, facts.specification)
-        .or_else(|| reference(cx, start, facts.abstract_origin));
+    let target = reference(cx, at.start, facts.specification)
+        .or_else(|| reference(cx, at.start, facts.abstract_origin));
     let linkage =
         string(cx, unit, facts.linkage_name).or_else(|| string(cx, unit, facts.mips_linkage_name));
     DieInfo {
-        offset,
-        parent,
+        offset: at.offset,
+        parent: at.parent,
         kind,
         name: string(cx, unit, facts.name),
         linkage,
@@ -1108,15 +1103,13 @@ fn index_noted<'a>(
         let Some(Die::Read { tag }) = cursor.at(t - start)? else {
             continue;
         };
-        let info = die_info(
-            cx,
-            unit,
-            scope_kind(tag),
-            &cursor.facts,
-            t,
+        let at = Placed {
+            offset: t,
             start,
-            noted[k].parent,
-        );
+            parent: noted[k].parent,
+            parent_ctx: Ctx::None,
+        };
+        let info = die_info(cx, unit, scope_kind(tag), &cursor.facts, &at);
         queue.extend(info.target);
         found.push(info);
     }
