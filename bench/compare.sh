@@ -10,10 +10,11 @@
 # Without INPUTs: every file under fixtures/ that either build dumps (ELF on twelve
 # architectures, Mach-O and dSYMs, PE with PDBs beside them, MinGW, the crafted and
 # hostile inputs), and the bench inputs under $BENCH_DIR (target/bench) that
-# `bench/run.sh fetch` unpacked. A debug directory given to bench/run.sh is given here
-# too. Prints one line per difference and a count; exits 1 on any difference in a
-# symbol file or an exit code. A difference in warnings only is printed and counted
-# apart (their wording may change; what they say may not be lost).
+# `bench/run.sh fetch` and `bench/tree.sh fetch` (libjvm) unpacked. A debug directory
+# given to bench/run.sh is given here too. Prints one line per difference and a count;
+# exits 1 on any difference in a symbol file or an exit code. A difference in warnings
+# only is printed and counted apart (their wording may change; what they say may not
+# be lost).
 set -euo pipefail
 # Nothing from the network: the same local files for both builds.
 unset DEBUGINFOD_URLS _NT_SYMBOL_PATH
@@ -39,6 +40,7 @@ else
     done < <(find "$root/fixtures" -type f -size +0 -print0 | sort -z)
     bench=${BENCH_DIR:-$root/target/bench}
     for f in "$bench"/ceph/usr/bin/ceph-osd "$bench"/kernel/usr/lib/debug/boot/vmlinux-* \
+        "$bench"/tree/usr/lib/jvm/java-17-openjdk-amd64/lib/server/libjvm.so \
         "$bench"/moz-debug/bin/dump_syms "$bench"/windows/big.exe; do
         [ -e "$f" ] && inputs+=("$f")
     done
@@ -48,6 +50,7 @@ fi
 extra_args() {
     case "$1" in
     */ceph/usr/bin/ceph-osd) echo "${1%/usr/bin/ceph-osd}/usr/lib/debug" ;;
+    */tree/usr/lib/jvm/*/libjvm.so) echo "${1%/usr/lib/jvm/*}/usr/lib/debug" ;;
     esac
 }
 
