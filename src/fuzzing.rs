@@ -176,7 +176,8 @@ pub fn pdb(data: &[u8]) {
 /// name is the prefix, the fragment repeated, then the suffix. It is demangled on a
 /// thread with a 256 KiB stack, far less than any caller's, so a demangler whose stack
 /// is not grown to what the name can need overflows here. The result must be the name
-/// itself (too deep, or not mangled) or a name without control characters.
+/// itself (too deep, or not mangled) or a name without control characters, and a
+/// legacy Rust name must be read as rustc-demangle reads it.
 pub fn demangle(data: &[u8]) {
     let Some((&pick, rest)) = data.split_first() else {
         return;
@@ -212,6 +213,8 @@ pub fn demangle(data: &[u8]) {
         .expect("the demangler panicked");
     if crate::demangle::too_deep(&raw) {
         assert_eq!(out, raw, "a name too long for the demanglers was demangled");
+    } else if raw.starts_with("_ZN") {
+        crate::demangle::check_rust_legacy(&raw);
     }
 }
 

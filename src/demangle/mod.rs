@@ -1,6 +1,7 @@
 //! Turning linkage names into source-language names, and making any name safe to write.
 
 use std::collections::HashMap;
+use std::fmt::Write as _;
 use std::hash::BuildHasherDefault;
 use std::sync::{Arc, Mutex};
 
@@ -8,6 +9,7 @@ use rustc_hash::FxHasher;
 
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 mod gnu;
+mod rust_legacy;
 pub mod swift;
 pub mod swift_helper;
 mod swift_sugar;
@@ -99,21 +101,22 @@ pub(super) fn stack_for(raw: &str) -> usize {
 const SWIFT_DEBUG_PER_BYTE: usize = 4 << 10;
 
 fn demangle_unbounded(raw: &str, lang: Lang) -> String {
-    if (raw.starts_with("_R") || (raw.starts_with("_ZN") && lang == Lang::Rust))
+    if raw.starts_with("_R")
         && let Ok(d) = rustc_demangle::try_demangle(raw)
     {
-        return format!("{d:#}");
+        let mut name = String::with_capacity(raw.len());
+        // Writing to a String cannot fail.
+        let _ = write!(name, "{d:#}");
+        return name;
     }
-    if raw.starts_with("_ZN") {
-        // A legacy Rust symbol from a CU of unknown language, such as a symbol-table
-        // entry: only take rustc-demangle's reading if it found the Rust hash, since plain
-        // C++ names like `_ZN3foo3barE` parse as Rust too.
-        if let Ok(d) = rustc_demangle::try_demangle(raw) {
-            let (full, short) = (format!("{d}"), format!("{d:#}"));
-            if full != short {
-                return short;
-            }
-        }
+    // A legacy Rust symbol from a CU of unknown language, such as a symbol-table
+    // entry, is only taken as Rust where the Rust hash was found, since plain C++ names
+    // like `_ZN3foo3barE` parse as Rust too.
+    if raw.starts_with("_ZN")
+        && let Some(d) = rust_legacy::demangle(raw)
+        && (lang == Lang::Rust || d.hash_dropped)
+    {
+        return d.text;
     }
     if raw.starts_with('?') {
         return msvc(raw).unwrap_or_else(|| raw.to_string());
@@ -132,6 +135,13 @@ fn demangle_unbounded(raw: &str, lang: Lang) -> String {
         return s;
     }
     raw.to_string()
+}
+
+#[cfg(any(feature = "fuzzing", test))]
+/// Panics unless the legacy Rust reader reads `raw` as rustc-demangle does (for the
+/// fuzz targets).
+pub fn check_rust_legacy(raw: &str) {
+    rust_legacy::check(raw);
 }
 
 /// An MSVC decorated name (`?f@ns@@YAHH@Z`) as a function name: scope, name and
