@@ -113,6 +113,8 @@ pub fn visit(
     let mut r = Reader { bytes, pos: 0 };
     lines.clear();
     let n = r.count();
+    // Sized once: a writer's buffers grown by doubling were a realloc per few records.
+    lines.reserve(n);
     let mut cursor = start;
     let mut line = 0i64;
     for _ in 0..n {
@@ -137,6 +139,7 @@ pub fn visit(
         let origin = r.get() as usize;
         let k = r.count();
         ranges.clear();
+        ranges.reserve(k);
         for _ in 0..k {
             let lo = start.wrapping_add(r.get());
             ranges.push((lo, lo.wrapping_add(r.get())));
@@ -191,6 +194,13 @@ struct Reader<'a> {
 impl Reader<'_> {
     /// The next value; 0 past the end (the bytes are our own, so only a bug reaches it).
     fn get(&mut self) -> u64 {
+        // Most values (deltas, sizes, ids) fit in one byte.
+        if let Some(&b) = self.bytes.get(self.pos)
+            && b < 0x80
+        {
+            self.pos += 1;
+            return u64::from(b);
+        }
         let mut v = 0u64;
         let mut shift = 0u32;
         while let Some(&b) = self.bytes.get(self.pos) {

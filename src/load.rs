@@ -2,7 +2,6 @@
 //! asks this module for sections by name and gets bytes back.
 
 use std::borrow::Cow;
-use std::io::{BufRead, Read};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
@@ -161,10 +160,12 @@ pub enum SectionBytes<'a> {
 /// The decompressed bytes of a zlib-compressed section, read in order. Consumed
 /// compressed input is released from memory as it goes (see [`Input::release`]).
 pub struct SectionStream<'a> {
-    // The buffered-input decoder over the mapped bytes themselves: the `Read` one copies
-    // its input into a buffer of its own first, a tenth of a compressed dump's time in
-    // copies, and hands the inflater a few KB at a time.
-    inflater: flate2::bufread::ZlibDecoder<ReleasingReader<'a>>,
+    // Inflated straight from the mapped bytes: a `Read` decoder copies its input into a
+    // buffer of its own first (a tenth of a compressed dump's time in copies) and hands
+    // the inflater a few KB at a time.
+    compressed: ReleasingReader<'a>,
+    inflater: flate2::Decompress,
+    ended: bool,
     /// The uncompressed size the section header claims.
     pub size: u64,
 }
@@ -172,26 +173,54 @@ pub struct SectionStream<'a> {
 impl<'a> SectionStream<'a> {
     /// Inflates zlib `data`, a part of `input`, which says it inflates to `size` bytes.
     pub(crate) fn zlib(input: &'a Input, data: &'a [u8], size: u64) -> Self {
-        let reader = ReleasingReader {
-            input,
-            data,
-            pos: 0,
-            released: 0,
-        };
         SectionStream {
-            inflater: flate2::bufread::ZlibDecoder::new(reader),
+            compressed: ReleasingReader {
+                input,
+                data,
+                pos: 0,
+                released: 0,
+            },
+            inflater: flate2::Decompress::new(true),
+            ended: false,
             size,
         }
     }
-}
 
-impl Read for SectionStream<'_> {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        self.inflater.read(buf)
+    /// Appends the next `n` inflated bytes to `out`, or fewer where the stream ends
+    /// early; returns how many. They are inflated into `out`'s spare room, not into
+    /// memory zeroed first: zeroing each unit's buffer before the inflater overwrote it
+    /// was 1% of a compressed dump.
+    pub(crate) fn append(&mut self, out: &mut Vec<u8>, n: usize) -> Result<usize, String> {
+        out.reserve(n);
+        let start = out.len();
+        while out.len() - start < n && !self.ended {
+            let len = out.len();
+            let room = &mut out.spare_capacity_mut()[..n - (len - start)];
+            let input = &self.compressed.data[self.compressed.pos..];
+            let before = (self.inflater.total_in(), self.inflater.total_out());
+            let status = self
+                .inflater
+                .decompress_uninit(input, room, flate2::FlushDecompress::None)
+                .map_err(|_| "cannot decompress: corrupt deflate stream".to_string())?;
+            // Each at most the length of the slice it was given (`set_len` below relies
+            // on it, so that bound is kept explicitly).
+            let consumed = ((self.inflater.total_in() - before.0) as usize).min(input.len());
+            let written = ((self.inflater.total_out() - before.1) as usize).min(room.len());
+            self.compressed.consume(consumed);
+            // SAFETY: the inflater initialized the first `written` bytes of the spare
+            // capacity it was given, which starts at `len`.
+            unsafe { out.set_len(len + written) };
+            self.ended = status == flate2::Status::StreamEnd;
+            if written == 0 && consumed == 0 {
+                // The compressed bytes ran out before the stream's end.
+                break;
+            }
+        }
+        Ok(out.len() - start)
     }
 }
 
-/// Reads a part of a mapped input in place, releasing what it has read every few MB.
+/// A part of a mapped input, read in place, releasing what it has read every few MB.
 struct ReleasingReader<'a> {
     input: &'a Input,
     data: &'a [u8],
@@ -202,21 +231,7 @@ struct ReleasingReader<'a> {
 /// How much consumed compressed input is kept mapped before it is released.
 const RELEASE_STEP: usize = 8 << 20;
 
-impl Read for ReleasingReader<'_> {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        let rest = self.fill_buf()?;
-        let n = rest.len().min(buf.len());
-        buf[..n].copy_from_slice(&rest[..n]);
-        self.consume(n);
-        Ok(n)
-    }
-}
-
-impl BufRead for ReleasingReader<'_> {
-    fn fill_buf(&mut self) -> std::io::Result<&[u8]> {
-        Ok(self.data.get(self.pos..).unwrap_or_default())
-    }
-
+impl ReleasingReader<'_> {
     fn consume(&mut self, n: usize) {
         self.pos = self.pos.saturating_add(n).min(self.data.len());
         let end = self.pos == self.data.len();

@@ -1,6 +1,8 @@
 //! Function symbols from the ELF symbol tables and a PE's export table: the source of
 //! `PUBLIC` records and of names for functions the debug info leaves unnamed.
 
+use std::borrow::Cow;
+
 use object::{
     Architecture, FileFlags, Object as _, ObjectSection as _, ObjectSymbol as _, SymbolKind,
 };
@@ -110,7 +112,12 @@ impl Reading<'_, '_> {
         if self.macho {
             raw = raw.strip_prefix(b"_").unwrap_or(raw);
         }
-        let mut raw = String::from_utf8_lossy(raw);
+        // Checked by `from_utf8` first: the lossy reader goes byte by byte, and nearly
+        // every name is valid.
+        let mut raw = match std::str::from_utf8(raw) {
+            Ok(s) => Cow::Borrowed(s),
+            Err(_) => String::from_utf8_lossy(raw),
+        };
         if self.x86_coff {
             raw = crate::demangle::x86::undecorate_symbol(&raw)
                 .to_string()

@@ -3,82 +3,68 @@
 //! `<register>: <postfix expression>` (see docs/breakpad-symbol-files.md). The unwind
 //! readers hand over rows; the records' text is made here alone.
 //!
-//! Lines are assembled in a `String` and written once: this runs for every row of every
-//! function, and formatting each rule through `write!` was most of its time.
+//! Records are appended as bytes to the function's buffer: this runs for every row of
+//! every function, and formatting each rule through `write!` was most of its time.
 
 use crate::unwind::rows::{Key, Row, Rule, Token, Value};
 
-/// Starts `STACK CFI INIT <address> <len>` in `line`.
-pub(crate) fn begin_init(line: &mut String, address: u64, len: u64) {
-    line.push_str("STACK CFI INIT ");
-    push_hex(line, address);
-    line.push(' ');
-    push_hex(line, len);
+use super::hex;
+
+/// Starts `STACK CFI INIT <address> <len>` in `out`.
+fn begin_init(out: &mut Vec<u8>, address: u64, len: u64) {
+    out.extend_from_slice(b"STACK CFI INIT ");
+    hex(out, address);
+    out.push(b' ');
+    hex(out, len);
 }
 
-/// Starts `STACK CFI <address>` in `line`.
-pub(crate) fn begin_change(line: &mut String, address: u64) {
-    line.push_str("STACK CFI ");
-    push_hex(line, address);
-}
-
-/// Lower-case hex, as `{:x}` writes it.
-fn push_hex(line: &mut String, mut v: u64) {
-    let mut digits = [0u8; 16];
-    let mut at = digits.len();
-    loop {
-        at -= 1;
-        digits[at] = b"0123456789abcdef"[(v & 15) as usize];
-        v >>= 4;
-        if v == 0 {
-            break;
-        }
-    }
-    // Hex digits are ASCII.
-    line.push_str(std::str::from_utf8(&digits[at..]).unwrap_or_default());
+/// Starts `STACK CFI <address>` in `out`.
+fn begin_change(out: &mut Vec<u8>, address: u64) {
+    out.extend_from_slice(b"STACK CFI ");
+    hex(out, address);
 }
 
 /// A decimal number, without `fmt`: every rule of every row goes through here.
-fn push_num(out: &mut String, n: u64) {
-    out.push_str(itoa::Buffer::new().format(n));
+fn push_num(out: &mut Vec<u8>, n: u64) {
+    out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes());
 }
 
 /// `reg + n` in postfix.
-fn push_plus(out: &mut String, reg: &str, n: i64) {
-    out.push_str(reg);
+fn push_plus(out: &mut Vec<u8>, reg: &str, n: i64) {
+    out.extend_from_slice(reg.as_bytes());
     if n != 0 {
-        out.push(' ');
+        out.push(b' ');
         push_num(out, n.unsigned_abs());
-        out.push_str(if n > 0 { " +" } else { " -" });
+        out.extend_from_slice(if n > 0 { b" +" } else { b" -" });
     }
 }
 
 /// A row value as a postfix expression.
-pub(crate) fn push_value(out: &mut String, v: Value) {
+fn push_value(out: &mut Vec<u8>, v: Value) {
     match v {
         Value::Plus(reg, n) => push_plus(out, reg, n),
         Value::BelowCfa(n) => {
-            out.push_str(".cfa ");
+            out.extend_from_slice(b".cfa ");
             push_num(out, n.unsigned_abs());
-            out.push_str(if n >= 0 { " - ^" } else { " + ^" });
+            out.extend_from_slice(if n >= 0 { b" - ^" } else { b" + ^" });
         }
         Value::At(reg, n) => {
             push_plus(out, reg, n);
-            out.push_str(" ^");
+            out.extend_from_slice(b" ^");
         }
-        Value::Reg(reg) => out.push_str(reg),
-        Value::Undefined => out.push_str(".undef"),
+        Value::Reg(reg) => out.extend_from_slice(reg.as_bytes()),
+        Value::Undefined => out.extend_from_slice(b".undef"),
     }
 }
 
 /// A postfix expression: its tokens, a space apart.
-pub(crate) fn push_tokens(out: &mut String, tokens: &[Token]) {
+fn push_tokens(out: &mut Vec<u8>, tokens: &[Token]) {
     for (i, t) in tokens.iter().enumerate() {
         if i > 0 {
-            out.push(' ');
+            out.push(b' ');
         }
         match *t {
-            Token::Name(s) | Token::Op(s) => out.push_str(s),
+            Token::Name(s) | Token::Op(s) => out.extend_from_slice(s.as_bytes()),
             Token::Num(n) => push_num(out, n),
         }
     }
@@ -87,17 +73,17 @@ pub(crate) fn push_tokens(out: &mut String, tokens: &[Token]) {
 /// A rule's value as the records write it: a row value, or a DWARF rule (a value or a
 /// translated expression). One writer of INIT and change records serves both.
 trait RuleValue: PartialEq {
-    fn push_to(&self, out: &mut String);
+    fn push_to(&self, out: &mut Vec<u8>);
 }
 
 impl RuleValue for Value {
-    fn push_to(&self, out: &mut String) {
+    fn push_to(&self, out: &mut Vec<u8>) {
         push_value(out, *self);
     }
 }
 
 impl RuleValue for Rule {
-    fn push_to(&self, out: &mut String) {
+    fn push_to(&self, out: &mut Vec<u8>) {
         match self {
             Rule::Value(v) => push_value(out, *v),
             Rule::Postfix(tokens) => push_tokens(out, tokens),
@@ -108,24 +94,32 @@ impl RuleValue for Rule {
 #[cfg(any(feature = "fuzzing", test))]
 /// A postfix expression as text, for tests and the fuzz targets.
 pub(crate) fn postfix_text(tokens: &[Token]) -> String {
-    let mut out = String::new();
+    let mut out = Vec::new();
     push_tokens(&mut out, tokens);
-    out
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+#[cfg(any(feature = "fuzzing", test))]
+/// A row value as text, for tests and the fuzz targets.
+pub(crate) fn value_text(v: Value) -> String {
+    let mut out = Vec::new();
+    push_value(&mut out, v);
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// Appends ` <register>: <value>`.
-fn push_key<V: RuleValue>(out: &mut String, key: Key, v: &V) {
-    out.push(' ');
-    out.push_str(key.name());
-    out.push_str(": ");
+fn push_key<V: RuleValue>(out: &mut Vec<u8>, key: Key, v: &V) {
+    out.push(b' ');
+    out.extend_from_slice(key.name().as_bytes());
+    out.extend_from_slice(b": ");
     v.push_to(out);
 }
 
 /// `STACK CFI INIT <address> <len>` and every rule.
-fn push_init<V: RuleValue>(line: &mut String, address: u64, len: u64, rules: &[(Key, V)]) {
-    begin_init(line, address, len);
+fn push_init<V: RuleValue>(out: &mut Vec<u8>, address: u64, len: u64, rules: &[(Key, V)]) {
+    begin_init(out, address, len);
     for (k, v) in rules {
-        push_key(line, *k, v);
+        push_key(out, *k, v);
     }
 }
 
@@ -133,20 +127,20 @@ fn push_init<V: RuleValue>(line: &mut String, address: u64, len: u64, rules: &[(
 /// default (restore, restore_state) is written as the register's own value, or the
 /// walker would keep the old one.
 fn push_change<V: RuleValue>(
-    line: &mut String,
+    out: &mut Vec<u8>,
     address: u64,
     prev: &[(Key, V)],
     current: &[(Key, V)],
 ) {
-    begin_change(line, address);
+    begin_change(out, address);
     for (k, v) in current {
         if !prev.iter().any(|(pk, pv)| pk == k && pv == v) {
-            push_key(line, *k, v);
+            push_key(out, *k, v);
         }
     }
     for (k, _) in prev {
         if !current.iter().any(|(ck, _)| ck == k) {
-            push_key(line, *k, &Value::Reg(k.name()));
+            push_key(out, *k, &Value::Reg(k.name()));
         }
     }
 }
@@ -156,47 +150,42 @@ fn push_change<V: RuleValue>(
 /// into the address written.
 pub(crate) fn write_rows(rows: &[Row], len: u32, address: impl Fn(u32) -> u64, out: &mut Vec<u8>) {
     let mut prev: &[(Key, Value)] = &[];
-    let mut line = String::new();
     for (i, (rva, rules)) in rows.iter().enumerate() {
-        line.clear();
         let at = address(*rva);
         if i == 0 {
-            push_init(&mut line, at, u64::from(len), rules);
+            push_init(out, at, u64::from(len), rules);
         } else {
-            push_change(&mut line, at, prev, rules);
+            push_change(out, at, prev, rules);
         }
-        line.push('\n');
-        out.extend_from_slice(line.as_bytes());
+        out.push(b'\n');
         prev = rules;
     }
 }
 
-/// The line (ending in a newline) for a DWARF CFI row at `address` whose rules are
-/// `current`: after a row whose rules were `prev`, a change record; for the first row
-/// (`prev` is `None`), an INIT record of `len` bytes. False, with nothing written, when
-/// the rules did not change.
+/// Appends the line (ending in a newline) for a DWARF CFI row at `address` whose rules
+/// are `current`: after a row whose rules were `prev`, a change record; for the first
+/// row (`prev` is `None`), an INIT record of `len` bytes. False, with nothing written,
+/// when the rules did not change.
 pub(crate) fn row_line(
-    line: &mut String,
+    out: &mut Vec<u8>,
     address: u64,
     len: u64,
     prev: Option<&[(Key, Rule)]>,
     current: &[(Key, Rule)],
 ) -> bool {
     match prev {
-        None => push_init(line, address, len, current),
-        Some(prev) if prev != current => push_change(line, address, prev, current),
+        None => push_init(out, address, len, current),
+        Some(prev) if prev != current => push_change(out, address, prev, current),
         Some(_) => return false,
     }
-    line.push('\n');
+    out.push(b'\n');
     true
 }
 
-/// One `STACK CFI INIT` record holding for all of `[start, start + len)`.
-pub(crate) fn init_record(address: u64, len: u64, rules: &[(Key, Value)]) -> String {
-    let mut line = String::new();
-    push_init(&mut line, address, len, rules);
-    line.push('\n');
-    line
+/// Appends one `STACK CFI INIT` record holding for all of `[start, start + len)`.
+pub(crate) fn init_record(out: &mut Vec<u8>, address: u64, len: u64, rules: &[(Key, Value)]) {
+    push_init(out, address, len, rules);
+    out.push(b'\n');
 }
 
 #[cfg(test)]
@@ -205,22 +194,15 @@ mod tests {
 
     #[test]
     fn numbers_are_written_as_fmt_writes_them() {
-        for v in [0u64, 1, 9, 10, 15, 16, 255, 0x1234_5678, u64::MAX] {
-            let mut hex = String::new();
-            push_hex(&mut hex, v);
-            assert_eq!(hex, format!("{v:x}"));
-        }
         for n in [0i64, 1, -1, 16, -16, i64::MAX, i64::MIN] {
-            let mut plus = String::new();
-            push_value(&mut plus, Value::Plus("sp", n));
+            let plus = value_text(Value::Plus("sp", n));
             let want = match n {
                 0 => "sp".to_string(),
                 n if n > 0 => format!("sp {n} +"),
                 n => format!("sp {} -", n.unsigned_abs()),
             };
             assert_eq!(plus, want);
-            let mut below = String::new();
-            push_value(&mut below, Value::BelowCfa(n));
+            let below = value_text(Value::BelowCfa(n));
             let want = match n {
                 n if n >= 0 => format!(".cfa {n} - ^"),
                 n => format!(".cfa {} + ^", n.unsigned_abs()),

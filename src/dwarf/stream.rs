@@ -6,14 +6,13 @@
 //! scheduling.
 
 use std::borrow::Cow;
-use std::io::Read;
 use std::sync::{Condvar, Mutex, mpsc};
 
 use gimli::RunTimeEndian;
 use rayon::prelude::*;
 
 use crate::error::{Warning, WarningKind, Warnings};
-use crate::load::{Input, SectionBytes};
+use crate::load::{Input, SectionBytes, SectionStream};
 
 /// At most this many bytes of inflated units wait for or sit in the workers (one unit
 /// is always let through, however large).
@@ -102,8 +101,31 @@ fn map_slice<T: Send>(
     (results, spans)
 }
 
+/// Where a stream's bytes come from: an inflater, or (in tests) a slice.
+trait Source {
+    /// Appends the next `n` bytes to `out`, or fewer where the stream ends; returns how
+    /// many.
+    fn append(&mut self, out: &mut Vec<u8>, n: usize) -> Result<usize, String>;
+}
+
+impl Source for Box<SectionStream<'_>> {
+    fn append(&mut self, out: &mut Vec<u8>, n: usize) -> Result<usize, String> {
+        SectionStream::append(self, out, n)
+    }
+}
+
+#[cfg(test)]
+impl Source for &[u8] {
+    fn append(&mut self, out: &mut Vec<u8>, n: usize) -> Result<usize, String> {
+        let k = n.min(self.len());
+        out.extend_from_slice(&self[..k]);
+        *self = &self[k..];
+        Ok(k)
+    }
+}
+
 fn map_stream<T: Send>(
-    mut stream: impl Read + Send,
+    mut stream: impl Source + Send,
     size: u64,
     visit: &Visit<'_, T>,
     warnings: &mut Warnings,
@@ -210,45 +232,31 @@ fn unit_length(data: &[u8], endian: RunTimeEndian, left: u64) -> Result<usize, S
 
 /// Reads the next unit of a stream; `None` at the end of the stream.
 fn read_unit(
-    stream: &mut impl Read,
+    stream: &mut impl Source,
     endian: RunTimeEndian,
     left: u64,
 ) -> Result<Option<Vec<u8>>, String> {
-    let mut head = [0u8; 12];
-    let got = read_full(stream, &mut head[..4])?;
-    if got == 0 {
+    let mut head = Vec::with_capacity(12);
+    if stream.append(&mut head, 4)? == 0 {
         return Ok(None);
     }
-    let mut have = 4;
-    if got == 4 && head[..4] == [0xff; 4] {
-        have += read_full(stream, &mut head[4..12])?;
+    if head[..] == [0xff; 4] {
+        stream.append(&mut head, 8)?;
     }
-    let total = unit_length(&head[..have], endian, left)?;
+    let total = unit_length(&head, endian, left)?;
     // Sized once, and filled by as few reads as the inflater needs: each read's output
     // is also copied into its 32 KB window, so small reads (as `read_to_end` makes)
     // copy every byte a second time, and growing the vector copied multi-MB units
     // several times over. The length was checked against what the section header
     // claims, which `load` bounds by the file's size, so a damaged length cannot ask for
-    // more than that; the zeroed pages are not touched before the inflater writes them.
-    let mut data = vec![0u8; total];
-    data[..have].copy_from_slice(&head[..have]);
-    if read_full(stream, &mut data[have..])? != total - have {
+    // more than that.
+    let mut data = Vec::with_capacity(total);
+    data.extend_from_slice(&head);
+    let rest = total - head.len();
+    if stream.append(&mut data, rest)? != rest {
         return Err("the section ends inside a unit".to_string());
     }
     Ok(Some(data))
-}
-
-fn read_full(stream: &mut impl Read, buf: &mut [u8]) -> Result<usize, String> {
-    let mut n = 0;
-    while n < buf.len() {
-        match stream.read(&mut buf[n..]) {
-            Ok(0) => break,
-            Ok(k) => n += k,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(format!("cannot decompress: {e}")),
-        }
-    }
-    Ok(n)
 }
 
 /// Bytes in flight between the inflating thread and the workers.

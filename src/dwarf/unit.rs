@@ -620,35 +620,28 @@ fn walk<'a>(
 ) -> gimli::Result<()> {
     // The second pass indexes units for references from others, which may point at any
     // declaration: it reads them all.
-    let defer = !cx.index_only;
-    let wanted_here = |a: &gimli::Abbreviation| match wanted(a.tag(), a, cx.inlines) {
-        true if defer && declaration_only(a) => skim::Want::Note,
-        true => skim::Want::Read,
-        false => skim::Want::Skip,
-    };
+    let wanted_here = |a: &gimli::Abbreviation| want(a, cx.inlines, !cx.index_only);
     let childless_here = |a: &gimli::Abbreviation| childless(a, cx.inlines);
     let mut cursor = Cursor::new(unit, &wanted_here, &childless_here)?;
     let mut stack: Vec<Frame> = Vec::new();
     while let Some((die_offset, depth, die)) = cursor.next()? {
         let tag = match die {
             Die::Null => continue,
-            Die::Noted { has_children } => {
-                let (scope, ctx) = enclosing(&mut stack, depth);
-                noted.push(Noted {
-                    offset: start + die_offset,
-                    parent: scope,
-                });
-                if has_children {
-                    stack.push(Frame { depth, scope, ctx });
-                }
-                continue;
-            }
-            Die::Skipped { has_children } => {
-                if has_children {
-                    // Children of an uninteresting DIE (a lexical block, a variable)
-                    // inherit the enclosing scope and function.
+            Die::Skipped { has_children } | Die::Noted { has_children } => {
+                let is_noted = matches!(die, Die::Noted { .. });
+                if has_children || is_noted {
                     let (scope, ctx) = enclosing(&mut stack, depth);
-                    stack.push(Frame { depth, scope, ctx });
+                    if is_noted {
+                        noted.push(Noted {
+                            offset: start + die_offset,
+                            parent: scope,
+                        });
+                    }
+                    // Children of a DIE not read (a lexical block, a variable) inherit
+                    // the enclosing scope and function.
+                    if has_children {
+                        stack.push(Frame { depth, scope, ctx });
+                    }
                 }
                 continue;
             }
@@ -847,24 +840,38 @@ impl<'u, 'a> Cursor<'u, 'a> {
     /// The DIE at unit offset `offset`, read by gimli.
     fn by_gimli(&mut self, offset: usize) -> gimli::Result<Die> {
         let mut entries = self.unit.entries_raw(Some(gimli::UnitOffset(offset)))?;
-        let die = match entries.read_abbreviation()? {
-            None => Die::Null,
-            Some(abbrev) if (self.wanted)(abbrev) != skim::Want::Read => {
+        let Some(abbrev) = entries.read_abbreviation()? else {
+            self.pos = entries.next_offset().0 - self.root;
+            return Ok(Die::Null);
+        };
+        let has_children = abbrev.has_children();
+        let die = match (self.wanted)(abbrev) {
+            skim::Want::Read => {
+                self.had_children = has_children;
+                self.facts.read(&mut entries, abbrev.attributes())?;
+                Die::Read { tag: abbrev.tag() }
+            }
+            want => {
                 entries.skip_attributes(abbrev.attributes())?;
-                let has_children = abbrev.has_children();
-                match (self.wanted)(abbrev) {
+                match want {
                     skim::Want::Note => Die::Noted { has_children },
                     _ => Die::Skipped { has_children },
                 }
             }
-            Some(abbrev) => {
-                self.had_children = abbrev.has_children();
-                self.facts.read(&mut entries, abbrev.attributes())?;
-                Die::Read { tag: abbrev.tag() }
-            }
         };
         self.pos = entries.next_offset().0 - self.root;
         Ok(die)
+    }
+}
+
+/// What the walk does with a DIE of this abbreviation: reads it, skips it unparsed, or,
+/// where `defer`, notes a function's declaration to read later if the unit's DIEs lead
+/// to it ([`declaration_only`]).
+fn want(abbrev: &gimli::Abbreviation, inlines: bool, defer: bool) -> skim::Want {
+    match wanted(abbrev.tag(), abbrev, inlines) {
+        true if defer && declaration_only(abbrev) => skim::Want::Note,
+        true => skim::Want::Read,
+        false => skim::Want::Skip,
     }
 }
 
@@ -1085,10 +1092,7 @@ fn index_noted<'a>(
         .filter(|t| (first..=last).contains(t))
         .collect();
     // Read by the walk's own means, as it would have read them.
-    let read_all = |a: &gimli::Abbreviation| match wanted(a.tag(), a, cx.inlines) {
-        true => skim::Want::Read,
-        false => skim::Want::Skip,
-    };
+    let read_all = |a: &gimli::Abbreviation| want(a, cx.inlines, false);
     let childless_here = |a: &gimli::Abbreviation| childless(a, cx.inlines);
     let mut cursor = Cursor::new(unit, &read_all, &childless_here)?;
     let mut read = vec![false; noted.len()];
@@ -1362,8 +1366,11 @@ fn clip_lines(
     mut slot: impl FnMut(u64) -> Option<u32>,
 ) -> Vec<LineRow> {
     let first = rows.partition_point(|r| r.end <= lo);
-    let mut out = Vec::new();
-    for r in rows[first..].iter().take_while(|r| r.address < hi) {
+    let last = first + rows[first..].partition_point(|r| r.address < hi);
+    // Sized once for the rows that may be kept: grown by doubling, these vectors were
+    // half the reallocations of a dump.
+    let mut out = Vec::with_capacity(last - first);
+    for r in &rows[first..last] {
         let (a, e) = (r.address.max(lo), r.end.min(hi));
         if a >= e {
             continue;
@@ -1390,7 +1397,10 @@ fn clip_sites(
     hi: u64,
     mut slot: impl FnMut(Option<u64>) -> Option<u32>,
 ) -> Vec<InlineSite> {
-    let mut out = Vec::new();
+    // Sized for the sites that may be kept, up to a bound: a piece's vectors are held
+    // until its unit is encoded, and a function cut into many pieces would hold its
+    // sites' room in each.
+    let mut out = Vec::with_capacity(sites.len().min(256));
     // Clipped ranges live in `arena`; `stack` holds each depth's span of it: [0] is the
     // piece itself, [d + 1] the current site at d. No allocation per site but its own.
     let mut arena: Vec<(u64, u64)> = vec![(lo, hi)];

@@ -422,11 +422,7 @@ mod tests {
             .unwrap()
             .rules()
             .iter()
-            .map(|&(k, v)| {
-                let mut value = String::new();
-                crate::breakpad::cfi::push_value(&mut value, v);
-                format!("{}: {value}", k.name())
-            })
+            .map(|&(k, v)| format!("{}: {}", k.name(), crate::breakpad::cfi::value_text(v)))
             .collect()
     }
 

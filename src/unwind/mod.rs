@@ -167,14 +167,7 @@ type Rendered = Vec<(rows::Key, rows::Rule)>;
 
 /// Why an FDE is left out.
 enum FdeError {
-    Io(io::Error),
     Skip(String),
-}
-
-impl From<io::Error> for FdeError {
-    fn from(e: io::Error) -> Self {
-        FdeError::Io(e)
-    }
 }
 
 /// Indexes the unwind tables of `obj`, taking `.eh_frame` or `.debug_frame` from its
@@ -670,7 +663,6 @@ impl CfiSource {
                     match result {
                         Ok(()) => Ok(buf),
                         Err(FdeError::Skip(why)) => Err(why),
-                        Err(FdeError::Io(e)) => Err(e.to_string()),
                     }
                 })
                 .collect();
@@ -710,7 +702,7 @@ impl CfiSource {
         &self,
         c: &compact::CompactEntry,
         indirect: Option<u32>,
-        w: &mut dyn Write,
+        w: &mut Vec<u8>,
     ) -> Result<(), FdeError> {
         let rules =
             match compact::decode(self.arch, c.encoding, |_| indirect).map_err(FdeError::Skip)? {
@@ -722,7 +714,7 @@ impl CfiSource {
 
     /// An ARM index table entry: one INIT record for the whole function, or none when
     /// it cannot be unwound.
-    fn write_exidx(&self, e: &exidx::ExidxEntry, w: &mut dyn Write) -> Result<(), FdeError> {
+    fn write_exidx(&self, e: &exidx::ExidxEntry, w: &mut Vec<u8>) -> Result<(), FdeError> {
         let rules = match exidx::decode(&self.exidx, &self.extab, e).map_err(FdeError::Skip)? {
             exidx::Unwind::Rules(r) => r,
             exidx::Unwind::Refused => return Ok(()),
@@ -747,21 +739,20 @@ impl CfiSource {
     fn write_pe_rows(&self, len: u32, rows: &[rows::Row], w: &mut Vec<u8>) -> Result<(), FdeError> {
         let base = self.pe_image.base;
         let address = |rva: u32| base.wrapping_add(u64::from(rva)).wrapping_sub(self.bias);
-        crate::breakpad::cfi::write_rows(rows, len, address, w);
+        cfi::write_rows(rows, len, address, w);
         Ok(())
     }
 
     /// One `STACK CFI INIT` record holding for all of `[start, end)`.
     fn write_init(
         &self,
-        w: &mut dyn Write,
+        w: &mut Vec<u8>,
         start: u64,
         end: u64,
         rules: Vec<(Key, Value)>,
     ) -> Result<(), FdeError> {
         let address = start.wrapping_sub(self.bias);
-        let record = crate::breakpad::cfi::init_record(address, end.wrapping_sub(start), &rules);
-        w.write_all(record.as_bytes())?;
+        cfi::init_record(w, address, end.wrapping_sub(start), &rules);
         Ok(())
     }
 
@@ -813,20 +804,17 @@ impl CfiSource {
             expanded: 0,
         };
         let mut prev: Option<Rendered> = None;
-        let mut line = String::new();
         for (start, end, rules) in rows {
             let expanded = cx.expand(section, &rules, (start, end), item.in_plt, &mut plt)?;
             for (address, current) in expanded {
                 let address = address.wrapping_sub(self.bias);
-                line.clear();
-                if cfi::row_line(&mut line, address, fde.len(), prev.as_deref(), &current) {
-                    w.extend_from_slice(line.as_bytes());
-                    if w.len() as u64 > item.allowance {
-                        return Err(FdeError::Skip(format!(
-                            "its STACK CFI would exceed {} bytes, {FDE_BYTES_PER_INPUT_BYTE} per byte of its CIE and FDE",
-                            item.allowance
-                        )));
-                    }
+                if cfi::row_line(w, address, fde.len(), prev.as_deref(), &current)
+                    && w.len() as u64 > item.allowance
+                {
+                    return Err(FdeError::Skip(format!(
+                        "its STACK CFI would exceed {} bytes, {FDE_BYTES_PER_INPUT_BYTE} per byte of its CIE and FDE",
+                        item.allowance
+                    )));
                 }
                 prev = Some(current);
             }

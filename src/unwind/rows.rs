@@ -106,10 +106,6 @@ pub(crate) type Row = (u32, Vec<(Key, Value)>);
 pub(crate) fn to_strings(rules: &[(Key, Value)]) -> Vec<(String, String)> {
     rules
         .iter()
-        .map(|&(k, v)| {
-            let mut value = String::new();
-            crate::breakpad::cfi::push_value(&mut value, v);
-            (k.name().to_string(), value)
-        })
+        .map(|&(k, v)| (k.name().to_string(), crate::breakpad::cfi::value_text(v)))
         .collect()
 }
