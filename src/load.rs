@@ -194,22 +194,11 @@ impl<'a> SectionStream<'a> {
         out.reserve(n);
         let start = out.len();
         while out.len() - start < n && !self.ended {
-            let len = out.len();
-            let room = &mut out.spare_capacity_mut()[..n - (len - start)];
+            let room = n - (out.len() - start);
             let input = &self.compressed.data[self.compressed.pos..];
-            let before = (self.inflater.total_in(), self.inflater.total_out());
-            let status = self
-                .inflater
-                .decompress_uninit(input, room, flate2::FlushDecompress::None)
+            let (consumed, written, status) = inflate_into(&mut self.inflater, input, out, room)
                 .map_err(|_| "cannot decompress: corrupt deflate stream".to_string())?;
-            // Each at most the length of the slice it was given (`set_len` below relies
-            // on it, so that bound is kept explicitly).
-            let consumed = ((self.inflater.total_in() - before.0) as usize).min(input.len());
-            let written = ((self.inflater.total_out() - before.1) as usize).min(room.len());
             self.compressed.consume(consumed);
-            // SAFETY: the inflater initialized the first `written` bytes of the spare
-            // capacity it was given, which starts at `len`.
-            unsafe { out.set_len(len + written) };
             self.ended = status == flate2::Status::StreamEnd;
             if written == 0 && consumed == 0 {
                 // The compressed bytes ran out before the stream's end.
@@ -694,21 +683,11 @@ fn inflate_whole(data: &[u8], size: u64) -> Result<Vec<u8>, String> {
     let mut z = flate2::Decompress::new(true);
     let mut read = 0;
     while out.len() < size {
-        let len = out.len();
-        let step = &mut out.spare_capacity_mut()[..POPULATE_STEP.min(size - len)];
-        populate(step);
-        let before = (z.total_in(), z.total_out());
-        let status = z
-            .decompress_uninit(&data[read..], step, flate2::FlushDecompress::None)
+        let step = POPULATE_STEP.min(size - out.len());
+        populate(&mut out.spare_capacity_mut()[..step]);
+        let (consumed, written, status) = inflate_into(&mut z, &data[read..], &mut out, step)
             .map_err(|_| "Invalid zlib compressed data")?;
-        // Each at most the length of the slice it was given (`set_len` below relies on
-        // it, so that bound is kept explicitly).
-        let consumed = (z.total_in() - before.0) as usize;
-        let written = ((z.total_out() - before.1) as usize).min(step.len());
         read += consumed;
-        // SAFETY: the inflater initialized the first `written` bytes of the spare
-        // capacity it was given, which starts at `len`.
-        unsafe { out.set_len(len + written) };
         if status == flate2::Status::StreamEnd || (written == 0 && consumed == 0) {
             break;
         }
@@ -717,6 +696,29 @@ fn inflate_whole(data: &[u8], size: u64) -> Result<Vec<u8>, String> {
         return Err("Uncompressed data size does not match compression header".to_string());
     }
     Ok(out)
+}
+
+/// One call of the inflater: `input` inflated into up to `room` bytes of `out`'s spare
+/// capacity (reserved by the caller), appended to `out` without being zeroed first.
+/// Returns the bytes consumed and written, and the inflater's status.
+fn inflate_into(
+    z: &mut flate2::Decompress,
+    input: &[u8],
+    out: &mut Vec<u8>,
+    room: usize,
+) -> Result<(usize, usize, flate2::Status), flate2::DecompressError> {
+    let len = out.len();
+    let spare = &mut out.spare_capacity_mut()[..room];
+    let before = (z.total_in(), z.total_out());
+    let status = z.decompress_uninit(input, spare, flate2::FlushDecompress::None)?;
+    // Each at most the length of the slice it was given (`set_len` below relies on it,
+    // so that bound is kept explicitly).
+    let consumed = ((z.total_in() - before.0) as usize).min(input.len());
+    let written = ((z.total_out() - before.1) as usize).min(spare.len());
+    // SAFETY: the inflater initialized the first `written` bytes of the spare capacity
+    // it was given, which starts at `len`.
+    unsafe { out.set_len(len + written) };
+    Ok((consumed, written, status))
 }
 
 /// Asks the kernel for the pages under `buf` (not yet written) in one call. Only a

@@ -166,9 +166,7 @@ pub struct CfiSource {
 type Rendered = Vec<(rows::Key, rows::Rule)>;
 
 /// Why an FDE is left out.
-enum FdeError {
-    Skip(String),
-}
+struct FdeError(String);
 
 /// Indexes the unwind tables of `obj`, taking `.eh_frame` or `.debug_frame` from its
 /// separate debug file where the binary has none (stripping moves `.debug_frame` there;
@@ -662,7 +660,7 @@ impl CfiSource {
                     };
                     match result {
                         Ok(()) => Ok(buf),
-                        Err(FdeError::Skip(why)) => Err(why),
+                        Err(FdeError(why)) => Err(why),
                     }
                 })
                 .collect();
@@ -704,18 +702,17 @@ impl CfiSource {
         indirect: Option<u32>,
         w: &mut Vec<u8>,
     ) -> Result<(), FdeError> {
-        let rules =
-            match compact::decode(self.arch, c.encoding, |_| indirect).map_err(FdeError::Skip)? {
-                compact::Decoded::Rules(r) => r,
-                compact::Decoded::Dwarf => return Ok(()),
-            };
+        let rules = match compact::decode(self.arch, c.encoding, |_| indirect).map_err(FdeError)? {
+            compact::Decoded::Rules(r) => r,
+            compact::Decoded::Dwarf => return Ok(()),
+        };
         self.write_init(w, c.start, c.end, rules)
     }
 
     /// An ARM index table entry: one INIT record for the whole function, or none when
     /// it cannot be unwound.
     fn write_exidx(&self, e: &exidx::ExidxEntry, w: &mut Vec<u8>) -> Result<(), FdeError> {
-        let rules = match exidx::decode(&self.exidx, &self.extab, e).map_err(FdeError::Skip)? {
+        let rules = match exidx::decode(&self.exidx, &self.extab, e).map_err(FdeError)? {
             exidx::Unwind::Rules(r) => r,
             exidx::Unwind::Refused => return Ok(()),
         };
@@ -724,14 +721,14 @@ impl CfiSource {
 
     /// A Windows x64 function: an INIT record, then one per prologue instruction.
     fn write_pe_x64(&self, e: &pe_x64::Entry, w: &mut Vec<u8>) -> Result<(), FdeError> {
-        let rows = pe_x64::rows(&self.pe_image, e).map_err(FdeError::Skip)?;
+        let rows = pe_x64::rows(&self.pe_image, e).map_err(FdeError)?;
         self.write_pe_rows(e.end - e.start, &rows, w)
     }
 
     /// A Windows arm64 function: an INIT record, then one per prologue and epilogue
     /// instruction.
     fn write_pe_arm64(&self, e: &pe_arm64::Entry, w: &mut Vec<u8>) -> Result<(), FdeError> {
-        let (len, rows) = pe_arm64::rows(&self.pe_image, e).map_err(FdeError::Skip)?;
+        let (len, rows) = pe_arm64::rows(&self.pe_image, e).map_err(FdeError)?;
         self.write_pe_rows(len, &rows, w)
     }
 
@@ -763,14 +760,14 @@ impl CfiSource {
                 let s = self.configure_eh(EhFrame::from(self.reader(&self.eh_frame.data)));
                 let fde = s
                     .fde_from_offset(&bases, f.offset.into(), |s, b, o| s.cie_from_offset(b, o))
-                    .map_err(|e| FdeError::Skip(e.to_string()))?;
+                    .map_err(|e| FdeError(e.to_string()))?;
                 self.render(&s, &bases, &fde, f, w)
             }
             Source::DebugFrame => {
                 let s = self.configure_debug(DebugFrame::from(self.reader(&self.debug_frame.data)));
                 let fde = s
                     .fde_from_offset(&bases, f.offset.into(), |s, b, o| s.cie_from_offset(b, o))
-                    .map_err(|e| FdeError::Skip(e.to_string()))?;
+                    .map_err(|e| FdeError(e.to_string()))?;
                 self.render(&s, &bases, &fde, f, w)
             }
         }
@@ -811,7 +808,7 @@ impl CfiSource {
                 if cfi::row_line(w, address, fde.len(), prev.as_deref(), &current)
                     && w.len() as u64 > item.allowance
                 {
-                    return Err(FdeError::Skip(format!(
+                    return Err(FdeError(format!(
                         "its STACK CFI would exceed {} bytes, {FDE_BYTES_PER_INPUT_BYTE} per byte of its CIE and FDE",
                         item.allowance
                     )));
@@ -855,9 +852,9 @@ fn run_programs<'a, S: UnwindSection<R<'a>>>(
             }
         },
     )
-    .map_err(FdeError::Skip)?;
+    .map_err(FdeError)?;
     if too_many {
-        return Err(FdeError::Skip(format!("more than {MAX_ROWS_PER_FDE} rows")));
+        return Err(FdeError(format!("more than {MAX_ROWS_PER_FDE} rows")));
     }
     Ok(rows)
 }
@@ -882,7 +879,7 @@ fn initial_rules<'a, S: UnwindSection<R<'a>>>(
         None,
         &mut |_, _, _| {},
     )
-    .map_err(FdeError::Skip)?;
+    .map_err(FdeError)?;
     Ok(state)
 }
 
@@ -905,9 +902,9 @@ fn plt_rows(len: u64) -> u64 {
 
 fn skip(e: expr::ExprError) -> FdeError {
     match e {
-        expr::ExprError::NeedsPc => FdeError::Skip("a rule needs the program counter".into()),
+        expr::ExprError::NeedsPc => FdeError("a rule needs the program counter".into()),
         expr::ExprError::Unsupported(what) => {
-            FdeError::Skip(format!("a DWARF expression has no postfix form ({what})"))
+            FdeError(format!("a DWARF expression has no postfix form ({what})"))
         }
     }
 }
@@ -943,7 +940,7 @@ impl Renderer {
         // a few rows each; anywhere else, expanding them address by address is how a
         // crafted table becomes gigabytes.
         if !in_plt {
-            return Err(FdeError::Skip(
+            return Err(FdeError(
                 "a rule reads the program counter outside a PLT section".into(),
             ));
         }
@@ -953,7 +950,7 @@ impl Renderer {
             if v.last().is_none_or(|(_, last)| *last != r) {
                 plt.expanded += 1;
                 if plt.expanded > plt.limit {
-                    return Err(FdeError::Skip(format!(
+                    return Err(FdeError(format!(
                         "its program-counter-dependent rules change more than once per {PLT_BYTES_PER_ROW} bytes, unlike any PLT's"
                     )));
                 }
