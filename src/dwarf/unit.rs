@@ -1087,23 +1087,37 @@ fn index_noted<'a>(
     };
     let (first, last) = (first.offset, last.offset);
     let sites = drafts.funcs.iter().flat_map(|f| f.sites.iter());
-    let mut queue: Vec<usize> = (dies.dies.iter().filter_map(|d| d.target))
+    let mut refs: Vec<usize> = (dies.dies.iter().filter_map(|d| d.target))
         .chain(sites.map(|s| s.origin))
         .filter(|t| (first..=last).contains(t))
         .collect();
+    // Sorted and met against `noted` (in order too) in one pass: the same origins recur
+    // in thousands of inlined calls, and a binary search of a large unit's
+    // declarations for each was most of this function's time (cache misses, 1.5% of
+    // ceph-osd's dump with `--inlines`). The queue holds positions in `noted`.
+    refs.sort_unstable();
+    refs.dedup();
+    let mut queue = Vec::new();
+    let mut k = 0;
+    for t in refs {
+        while noted.get(k).is_some_and(|n| n.offset < t) {
+            k += 1;
+        }
+        if noted.get(k).is_some_and(|n| n.offset == t) {
+            queue.push(k);
+        }
+    }
     // Read by the walk's own means, as it would have read them.
     let read_all = |a: &gimli::Abbreviation| want(a, cx.inlines, false);
     let childless_here = |a: &gimli::Abbreviation| childless(a, cx.inlines);
     let mut cursor = Cursor::new(unit, &read_all, &childless_here)?;
     let mut read = vec![false; noted.len()];
     let mut found = Vec::new();
-    while let Some(t) = queue.pop() {
-        let Ok(k) = noted.binary_search_by_key(&t, |n| n.offset) else {
-            continue;
-        };
+    while let Some(k) = queue.pop() {
         if std::mem::replace(&mut read[k], true) {
             continue;
         }
+        let t = noted[k].offset;
         let Some(Die::Read { tag }) = cursor.at(t - start)? else {
             continue;
         };
@@ -1114,7 +1128,8 @@ fn index_noted<'a>(
             parent_ctx: Ctx::None,
         };
         let info = die_info(cx, unit, scope_kind(tag), &cursor.facts, &at);
-        queue.extend(info.target);
+        let next = info.target.filter(|t| (first..=last).contains(t));
+        queue.extend(next.and_then(|t| noted.binary_search_by_key(&t, |n| n.offset).ok()));
         found.push(info);
     }
     merge_dies(&mut dies.dies, found);
