@@ -154,6 +154,32 @@ pub fn visit(
     }
 }
 
+/// An id the records [`encode`] wrote use, as [`ids`] hands it over.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Id {
+    /// A file slot (of a line row or an inline record's call).
+    File(u32),
+    /// A name slot (an inline record's origin).
+    Origin(usize),
+}
+
+/// The ids the records [`encode`] wrote use, and nothing else: counting the ids a
+/// module uses went through every address and range too, decoding them into a vector.
+pub fn ids(bytes: &[u8], mut seen: impl FnMut(Id)) {
+    let mut r = Reader { bytes, pos: 0 };
+    for _ in 0..r.count() {
+        r.skip(3);
+        seen(Id::File(r.get() as u32));
+    }
+    for _ in 0..r.count() {
+        r.skip(2);
+        seen(Id::File(r.get() as u32));
+        seen(Id::Origin(r.get() as usize));
+        let k = r.count();
+        r.skip(k.saturating_mul(2));
+    }
+}
+
 /// The records [`encode`] wrote for the piece starting at `start`, as owned values.
 pub fn decode(start: u64, bytes: &[u8]) -> (Vec<LineRow>, Vec<InlineSite>) {
     let mut lines = Vec::new();
@@ -214,6 +240,18 @@ impl Reader<'_> {
         v
     }
 
+    /// Steps over `n` values.
+    fn skip(&mut self, n: usize) {
+        let mut left = n;
+        while left > 0
+            && let Some(&b) = self.bytes.get(self.pos)
+        {
+            self.pos += 1;
+            // Every byte of a value but its last has the high bit set.
+            left -= usize::from(b < 0x80);
+        }
+    }
+
     /// A count, bounded by the bytes left so that a bug cannot ask for a huge allocation.
     fn count(&mut self) -> usize {
         let n = self.get();
@@ -269,6 +307,15 @@ mod tests {
         let mut buf = vec![0xAA];
         let (a, b) = encode(start, &lines, &inlines, &mut buf);
         assert_eq!(a, 1);
+        // The ids, as decoding finds them: lines' files, then each inline's call file
+        // and origin.
+        let mut seen = Vec::new();
+        ids(&buf[a..b], |id| seen.push(id));
+        let mut want: Vec<Id> = lines.iter().map(|l| Id::File(l.file)).collect();
+        for s in &inlines {
+            want.extend([Id::File(s.call_file), Id::Origin(s.origin)]);
+        }
+        assert_eq!(seen, want);
         assert_eq!(decode(start, &buf[a..b]), (lines, inlines));
         assert_eq!(decode(0, &[]), (vec![], vec![]));
     }
@@ -277,5 +324,7 @@ mod tests {
     fn damaged_bytes_decode_without_panicking() {
         assert_eq!(decode(0, &[0xff, 0xff, 0xff]).0.len(), 0);
         let _ = decode(0, &[5, 1, 2, 3]);
+        ids(&[0xff, 0xff, 0xff], |_| {});
+        ids(&[5, 1, 2, 3, 0xff], |_| {});
     }
 }

@@ -479,7 +479,6 @@ fn usage(
     funcs
         .par_chunks(1024)
         .fold(empty, |(mut uf, mut uo), chunk| {
-            let mut lines = Vec::new();
             for f in chunk {
                 let Some((unit, bytes)) = body_bytes(bodies, f.body) else {
                     continue;
@@ -489,13 +488,10 @@ fn usage(
                         *u = true;
                     }
                 };
-                body::visit(0, bytes, &mut lines, |s| {
-                    mark(unit.file(s.call_file), &mut uf);
-                    mark(unit.origin(s.origin), &mut uo);
+                body::ids(bytes, |id| match id {
+                    body::Id::File(slot) => mark(unit.file(slot), &mut uf),
+                    body::Id::Origin(slot) => mark(unit.origin(slot), &mut uo),
                 });
-                for l in &lines {
-                    mark(unit.file(l.file), &mut uf);
-                }
             }
             (uf, uo)
         })

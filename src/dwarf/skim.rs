@@ -105,7 +105,8 @@ impl<'u, 'a> Plans<'u, 'a> {
     }
 
     /// The plan of abbreviation `code`; `None` when the unit has no such abbreviation.
-    #[inline]
+    /// Inlined into the walk, which asks once per DIE; making a plan is not.
+    #[inline(always)]
     pub(super) fn get(&mut self, code: u64) -> Option<&Plan> {
         let i = code as usize;
         if matches!(self.table.get(i), Some(Some(_))) {
@@ -114,6 +115,7 @@ impl<'u, 'a> Plans<'u, 'a> {
         self.make(code)
     }
 
+    #[inline(never)]
     fn make(&mut self, code: u64) -> Option<&Plan> {
         let (abbreviations, header, wanted, slot, childless) = (
             self.abbreviations,
@@ -269,7 +271,7 @@ fn uleb_long(data: &[u8], pos: &mut usize) -> Option<u64> {
 
 impl Move {
     /// The position after the attribute(s) at `pos`; `None` past the data's end.
-    #[inline]
+    #[inline(always)]
     fn over(self, data: &[u8], mut pos: usize, endian: RunTimeEndian) -> Option<usize> {
         let len = match self {
             Move::Bytes(n) => n as usize,
@@ -306,8 +308,8 @@ impl Plan {
     /// The position after the attributes that start at `pos`, reading those the plan
     /// reads with `read(position, attribute, slot)`, which returns the position after
     /// it. `Ok(None)` when the plan cannot tell where an attribute ends (gimli then
-    /// reads the DIE, from its start).
-    #[inline]
+    /// reads the DIE, from its start). Inlined into the walk, once per DIE.
+    #[inline(always)]
     pub(super) fn go<E>(
         &self,
         data: &[u8],
@@ -345,7 +347,7 @@ impl Plan {
     }
 
     /// [`Plan::go`] for a DIE the walk does not read.
-    #[inline]
+    #[inline(always)]
     pub(super) fn skip(&self, data: &[u8], pos: usize, endian: RunTimeEndian) -> Option<usize> {
         if let Some(n) = self.fixed {
             return pos.checked_add(n as usize).filter(|&end| end <= data.len());
