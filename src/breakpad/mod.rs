@@ -79,7 +79,11 @@ fn write_functions(m: &Module, w: &mut dyn Write) -> io::Result<()> {
         let texts: Vec<Vec<u8>> = chunk
             .par_chunks(64)
             .map(|fs| {
-                let mut text = Vec::with_capacity(fs.len() * 256);
+                // Sized from the encoded records (a byte of them is 3 to 5 of text):
+                // with `--inlines`, a fixed guess was grown by doubling several times.
+                let body = |f: &Function| m.body_of(f).map_or(0, |(_, b)| b.len());
+                let size: usize = fs.iter().map(|f| 64 + f.name.len() + 5 * body(f)).sum();
+                let mut text = Vec::with_capacity(size);
                 for f in fs {
                     write_function(m, f, &mut text);
                 }

@@ -140,7 +140,19 @@ pub(crate) fn unit_result(job: &Job, data: &[u8], at: usize, index: usize) -> Un
     let slot = |o: usize| wanted.binary_search(&o).unwrap_or_default();
     let mut origins = vec![u32::MAX; wanted.len()];
     let mut deferred_origins = Vec::new();
-    let mut bytes = Vec::new();
+    // Sized once from the records it will hold (a line row takes 4 to 6 bytes, an
+    // inline record 6 and 2 to 6 a range): grown by doubling, the large units' buffers
+    // were copied several times over.
+    let estimate: usize = (out.pieces.iter())
+        .map(|p| {
+            2 + p.lines.len() * 5
+                + p.inlines
+                    .iter()
+                    .map(|s| 6 + s.ranges.len() * 4)
+                    .sum::<usize>()
+        })
+        .sum();
+    let mut bytes = Vec::with_capacity(estimate);
     let mut pieces = Vec::with_capacity(out.pieces.len());
     for mut p in out.pieces {
         for s in &mut p.inlines {

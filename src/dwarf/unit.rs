@@ -845,13 +845,7 @@ impl<'u, 'a> Cursor<'u, 'a> {
                 facts.set(slot, value);
                 return Ok(end);
             }
-            // At the very end, gimli's error is the one to give.
-            if p >= data.len() {
-                return Err(None);
-            }
-            let mut e = unit.entries_raw(Some(gimli::UnitOffset(root + p)))?;
-            facts.set(slot, e.read_attribute_inline(spec)?.value());
-            Ok(e.next_offset().0 - root)
+            facts.read_by_gimli(unit, (root, data.len()), p, spec, slot)
         };
         match plan.go(data, at, endian, read) {
             Ok(Some(end)) => {
@@ -1261,6 +1255,28 @@ impl<'a> Facts<'a> {
         if field.is_none() {
             *field = Some(value);
         }
+    }
+
+    /// Reads into `slot` the attribute `spec` at position `p` of the unit's DIEs (which
+    /// start at unit offset `root` and run for `len` bytes) through gimli, for the forms
+    /// `skim::quick_value` leaves; returns the position after it. Out of line: rare,
+    /// and kept out of the walk's inlined loop.
+    #[inline(never)]
+    fn read_by_gimli(
+        &mut self,
+        unit: &gimli::Unit<R<'a>>,
+        (root, len): (usize, usize),
+        p: usize,
+        spec: AttributeSpecification,
+        slot: u8,
+    ) -> Result<usize, Option<gimli::Error>> {
+        // At the very end, gimli's error is the one to give.
+        if p >= len {
+            return Err(None);
+        }
+        let mut e = unit.entries_raw(Some(gimli::UnitOffset(root + p)))?;
+        self.set(slot, e.read_attribute_inline(spec)?.value());
+        Ok(e.next_offset().0 - root)
     }
 
     /// Reads the attributes of the DIE whose abbreviation `specs` are. Runs of unused
