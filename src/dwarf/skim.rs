@@ -28,11 +28,40 @@ enum Move {
 }
 
 /// One step through the attributes of a DIE the walk reads: over attributes it does
-/// not use, or reading one it does into slot `.1` (see [`Plans::new`]).
+/// not use, or reading one it does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Step {
     Over(Move),
-    Read(AttributeSpecification, u8),
+    Read(Read),
+}
+
+/// An attribute the walk reads: which slot its value goes to (see [`Plans::new`]), and
+/// how to decode it, chosen with the plan from its name and form. Deciding that per
+/// attribute read (a match on the form, then on name and form) was most of the cost of
+/// reading one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Read {
+    pub spec: AttributeSpecification,
+    pub slot: u8,
+    decode: Decode,
+    /// The value's size in bytes, for the decodings other than `Gimli`.
+    size: u8,
+}
+
+/// The value gimli gives an attribute (`Attribute::value`), for the pairs of attribute
+/// and form that nearly every DIE the walk reads has: a fixed-size number, made into a
+/// string, unit or range-list reference, address, line, file index or language.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Decode {
+    StrRef,
+    UnitRef,
+    Addr,
+    Udata,
+    FileIndex,
+    RangesRef,
+    Language,
+    /// Any other pair: gimli reads it.
+    Gimli,
 }
 
 /// What the walk does with the DIEs of an abbreviation.
@@ -204,7 +233,7 @@ fn steps(
     let mut out: Vec<Step> = Vec::new();
     for spec in specs {
         if let Some(i) = slot(spec.name()) {
-            out.push(Step::Read(*spec, i));
+            out.push(Step::Read(Read::new(*spec, i, header.encoding())));
             continue;
         }
         let m = match spec.form() {
@@ -306,7 +335,7 @@ impl Move {
 
 impl Plan {
     /// The position after the attributes that start at `pos`, reading those the plan
-    /// reads with `read(position, attribute, slot)`, which returns the position after
+    /// reads with `read(position, attribute)`, which returns the position after
     /// it. `Ok(None)` when the plan cannot tell where an attribute ends (gimli then
     /// reads the DIE, from its start). Inlined into the walk, once per DIE.
     #[inline(always)]
@@ -315,7 +344,7 @@ impl Plan {
         data: &[u8],
         mut pos: usize,
         endian: RunTimeEndian,
-        mut read: impl FnMut(usize, AttributeSpecification, u8) -> Result<usize, E>,
+        mut read: impl FnMut(usize, &Read) -> Result<usize, E>,
     ) -> Result<Option<usize>, E> {
         let Some(steps) = self.steps.as_deref() else {
             return Ok(None);
@@ -326,7 +355,7 @@ impl Plan {
                     Some(p) => p,
                     None => return Ok(None),
                 },
-                Step::Read(spec, slot) => read(pos, spec, slot)?,
+                Step::Read(ref r) => read(pos, r)?,
             };
         }
         Ok(Some(pos))
@@ -352,72 +381,95 @@ impl Plan {
         if let Some(n) = self.fixed {
             return pos.checked_add(n as usize).filter(|&end| end <= data.len());
         }
-        self.go(data, pos, endian, |p, _, _| Ok::<_, ()>(p))
+        self.go(data, pos, endian, |p, _| Ok::<_, ()>(p))
             .ok()
             .flatten()
     }
 }
 
-/// The value gimli would give (`Attribute::value`, after `read_attribute_inline`) of
-/// the attribute `spec` at `data[pos..]`, and the position after it, for the pairs of
-/// attribute and form that nearly every DIE the walk reads has; `None` for the others
-/// (and at the end of the data), which gimli then reads. Reading them through gimli
-/// took a reader per attribute and a general conversion, most of the walk's time on the
-/// DIEs it reads. `tests::quick_values_are_gimlis` holds every pair to gimli's answer.
-#[inline]
+impl Read {
+    fn new(spec: AttributeSpecification, slot: u8, encoding: gimli::Encoding) -> Read {
+        let (decode, size) = decoding(spec, encoding);
+        Read {
+            spec,
+            slot,
+            decode,
+            size,
+        }
+    }
+
+    /// The value gimli would give (`Attribute::value`, after `read_attribute_inline`)
+    /// of the attribute at `data[pos..]`, and the position after it; `None` where its
+    /// decoding is `Gimli` (or at the end of the data), and gimli then reads it.
+    /// Reading every attribute through gimli took a reader per attribute and a general
+    /// conversion, most of the walk's time on the DIEs it reads.
+    /// `tests::quick_values_are_gimlis` holds every pair to gimli's answer.
+    #[inline(always)]
+    pub(super) fn value<'a>(
+        &self,
+        data: &'a [u8],
+        pos: usize,
+        endian: RunTimeEndian,
+    ) -> Option<(gimli::AttributeValue<R<'a>>, usize)> {
+        use gimli::AttributeValue as V;
+        if self.decode == Decode::Gimli {
+            return None;
+        }
+        let end = pos.checked_add(usize::from(self.size))?;
+        let bytes = data.get(pos..end)?;
+        let n = match bytes.len() {
+            1 => u64::from(bytes[0]),
+            2 => u64::from(endian.read_u16(bytes)),
+            4 => u64::from(endian.read_u32(bytes)),
+            _ => endian.read_u64(bytes),
+        };
+        let offset = || usize::try_from(n).ok();
+        let value = match self.decode {
+            Decode::StrRef => V::DebugStrRef(gimli::DebugStrOffset(offset()?)),
+            Decode::UnitRef => V::UnitRef(gimli::UnitOffset(offset()?)),
+            Decode::Addr => V::Addr(n),
+            Decode::Udata => V::Udata(n),
+            Decode::FileIndex => V::FileIndex(n),
+            Decode::RangesRef => V::RangeListsRef(gimli::RawRangeListsOffset(offset()?)),
+            Decode::Language => V::Language(constants::DwLang(u16::try_from(n).ok()?)),
+            Decode::Gimli => return None,
+        };
+        Some((value, end))
+    }
+}
+
+/// How [`Read::value`] decodes attribute `spec`, and the size of its value.
 #[allow(non_upper_case_globals)] // gimli's constants, as DWARF spells them
-pub(super) fn quick_value<'a>(
-    spec: AttributeSpecification,
-    data: &'a [u8],
-    pos: usize,
-    endian: RunTimeEndian,
-    encoding: gimli::Encoding,
-) -> Option<(gimli::AttributeValue<R<'a>>, usize)> {
+fn decoding(spec: AttributeSpecification, encoding: gimli::Encoding) -> (Decode, u8) {
     use constants::*;
-    use gimli::AttributeValue as V;
-    let word = usize::from(encoding.format.word_size());
     let size = match spec.form() {
         DW_FORM_data1 => 1,
         DW_FORM_data2 => 2,
         DW_FORM_data4 | DW_FORM_ref4 => 4,
         DW_FORM_data8 => 8,
-        DW_FORM_strp | DW_FORM_sec_offset => word,
-        DW_FORM_addr => usize::from(encoding.address_size),
-        _ => return None,
+        DW_FORM_strp | DW_FORM_sec_offset => encoding.format.word_size(),
+        DW_FORM_addr => encoding.address_size,
+        _ => return (Decode::Gimli, 0),
     };
-    let bytes = data.get(pos..pos.checked_add(size)?)?;
-    let n = match size {
-        1 => u64::from(bytes[0]),
-        2 => u64::from(endian.read_u16(bytes)),
-        4 => u64::from(endian.read_u32(bytes)),
-        8 => endian.read_u64(bytes),
-        _ => return None,
-    };
-    let offset = || usize::try_from(n).ok();
-    let value = match (spec.name(), spec.form()) {
-        (DW_AT_name | DW_AT_linkage_name | DW_AT_MIPS_linkage_name, DW_FORM_strp) => {
-            V::DebugStrRef(gimli::DebugStrOffset(offset()?))
-        }
-        (DW_AT_specification | DW_AT_abstract_origin, DW_FORM_ref4) => {
-            V::UnitRef(gimli::UnitOffset(offset()?))
-        }
-        (DW_AT_low_pc | DW_AT_high_pc, DW_FORM_addr) => V::Addr(n),
+    if !matches!(size, 1 | 2 | 4 | 8) {
+        return (Decode::Gimli, 0);
+    }
+    let decode = match (spec.name(), spec.form()) {
+        (DW_AT_name | DW_AT_linkage_name | DW_AT_MIPS_linkage_name, DW_FORM_strp) => Decode::StrRef,
+        (DW_AT_specification | DW_AT_abstract_origin, DW_FORM_ref4) => Decode::UnitRef,
+        (DW_AT_low_pc | DW_AT_high_pc, DW_FORM_addr) => Decode::Addr,
         (
             DW_AT_high_pc | DW_AT_call_line,
             DW_FORM_data1 | DW_FORM_data2 | DW_FORM_data4 | DW_FORM_data8,
-        ) => V::Udata(n),
+        ) => Decode::Udata,
         (DW_AT_call_file, DW_FORM_data1 | DW_FORM_data2 | DW_FORM_data4 | DW_FORM_data8) => {
-            V::FileIndex(n)
+            Decode::FileIndex
         }
-        (DW_AT_ranges, DW_FORM_sec_offset) => {
-            V::RangeListsRef(gimli::RawRangeListsOffset(offset()?))
-        }
-        (DW_AT_language, DW_FORM_data1 | DW_FORM_data2) => {
-            V::Language(DwLang(u16::try_from(n).ok()?))
-        }
-        _ => return None,
+        (DW_AT_ranges, DW_FORM_sec_offset) => Decode::RangesRef,
+        (DW_AT_language, DW_FORM_data1 | DW_FORM_data2) => Decode::Language,
+        _ => Decode::Gimli,
     };
-    Some((value, pos + size))
+    (decode, size)
 }
 
 #[cfg(test)]
@@ -563,7 +615,7 @@ mod tests {
             s,
             [
                 Step::Over(Move::Bytes(2)),
-                Step::Read(specs[1], 7),
+                Step::Read(Read::new(specs[1], 7, header(4).encoding())),
                 Step::Over(Move::Bytes(1))
             ]
         );
@@ -577,8 +629,8 @@ mod tests {
         };
         let die = [0, 9, b'f', b'\0', 1];
         let mut seen = Vec::new();
-        let end = plan.go(&die, 0, RunTimeEndian::Little, |pos, spec, slot| {
-            seen.push((pos, spec.name(), slot));
+        let end = plan.go(&die, 0, RunTimeEndian::Little, |pos, read| {
+            seen.push((pos, read.spec.name(), read.slot));
             Ok::<_, ()>(pos + 2)
         });
         assert_eq!(end, Ok(Some(5)));
@@ -658,9 +710,8 @@ mod tests {
                             ] {
                                 for len in [1, 2, 4, 8, 9] {
                                     let data = &data[..len];
-                                    let Some((value, end)) =
-                                        quick_value(spec, data, 0, endian, encoding)
-                                    else {
+                                    let read = Read::new(spec, 0, encoding);
+                                    let Some((value, end)) = read.value(data, 0, endian) else {
                                         continue;
                                     };
                                     quick += 1;

@@ -839,13 +839,12 @@ impl<'u, 'a> Cursor<'u, 'a> {
         }
         let facts = &mut self.facts;
         *facts = Facts::default();
-        let encoding = unit.encoding();
-        let read = |p: usize, spec, slot| -> Result<usize, Option<gimli::Error>> {
-            if let Some((value, end)) = skim::quick_value(spec, data, p, endian, encoding) {
-                facts.set(slot, value);
+        let read = |p: usize, read: &skim::Read| -> Result<usize, Option<gimli::Error>> {
+            if let Some((value, end)) = read.value(data, p, endian) {
+                facts.set(read.slot, value);
                 return Ok(end);
             }
-            facts.read_by_gimli(unit, (root, data.len()), p, spec, slot)
+            facts.read_by_gimli(unit, (root, data.len()), p, read.spec, read.slot)
         };
         match plan.go(data, at, endian, read) {
             Ok(Some(end)) => {
@@ -1259,7 +1258,7 @@ impl<'a> Facts<'a> {
 
     /// Reads into `slot` the attribute `spec` at position `p` of the unit's DIEs (which
     /// start at unit offset `root` and run for `len` bytes) through gimli, for the forms
-    /// `skim::quick_value` leaves; returns the position after it. Out of line: rare,
+    /// `skim::Read::value` leaves; returns the position after it. Out of line: rare,
     /// and kept out of the walk's inlined loop.
     #[inline(never)]
     fn read_by_gimli(
