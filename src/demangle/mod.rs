@@ -52,6 +52,23 @@ pub fn demangle(raw: &str, lang: Lang) -> String {
     stacker::maybe_grow(need, need, || demangle_unbounded(raw, lang))
 }
 
+/// Readies on this thread, in one go, what [`demangle`] will answer for the names among
+/// `names` that GNU's demangler is only given on a watched helper thread (see
+/// `gnu::demangle`), until [`forget_ahead`]: asked one at a time, each costs two thread
+/// wake-ups.
+pub(crate) fn demangle_ahead(names: Vec<String>) {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    gnu::demangle_ahead(names);
+    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+    drop(names);
+}
+
+/// Drops what [`demangle_ahead`] readied on this thread and was not asked for.
+pub(crate) fn forget_ahead() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    gnu::forget_ahead();
+}
+
 /// Longest MSVC decorated name read. The compiler itself never writes a longer one (it
 /// replaces it by a hash, `??@…@`), and within it the nesting is what the stack
 /// allowance below covers.

@@ -184,6 +184,11 @@ impl LinkageNames {
         self.shard(key).0.get(&key).map(|l| l.name.clone())
     }
 
+    /// Whether the name made of the linkage name keyed `key` is cached.
+    fn has(&self, key: u64) -> bool {
+        self.shard(key).0.contains_key(&key)
+    }
+
     /// The INLINE_ORIGIN id of the name keyed `key`, from `intern` the first time.
     pub(crate) fn origin(&self, key: u64, intern: impl FnOnce() -> u32) -> u32 {
         if let Some(l) = self.shard(key).0.get(&key)
@@ -223,6 +228,17 @@ impl LinkageNames {
     }
 }
 
+/// The DIEs of a reference chain, as far as it was followed.
+type Chain<'s, 'a> = [Option<(&'s UnitDies<'a>, usize)>; MAX_HOPS];
+
+/// The linkage name a reference chain leads to: its name already made (with its key),
+/// or its raw bytes to make it from, with the language, the key to cache it under and
+/// whether it is known that no demangler reads it.
+enum Found<'s> {
+    Cached(Option<Arc<str>>, Option<u64>),
+    Raw(&'s [u8], Lang, Option<(&'s LinkageNames, u64)>, bool),
+}
+
 /// A reference that leads into a unit the index does not hold: the name can only be
 /// resolved once that unit is indexed too.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -259,6 +275,66 @@ impl<'a> DieIndex<'_, 'a> {
         Ok(unit.position(offset).map(|j| (unit, j)))
     }
 
+    /// Follows the reference chain of the function DIE at `offset` (its specification,
+    /// abstract origin and so on, [`MAX_HOPS`] at most), noting its DIEs in `chain`,
+    /// until `at` accepts a DIE's linkage name.
+    fn walk_to_linkage<'s, T>(
+        &'s self,
+        offset: usize,
+        chain: &mut Chain<'s, 'a>,
+        mut at: impl FnMut(&'s UnitDies<'a>, LazyStr<'a>) -> Option<T>,
+    ) -> Result<Option<T>, Unindexed> {
+        let mut cur = offset;
+        for slot in chain.iter_mut() {
+            let Some((unit, i)) = self.lookup(cur)? else {
+                break;
+            };
+            *slot = Some((unit, i));
+            let die = &unit.dies[i];
+            if let Some(l) = die.linkage
+                && let Some(found) = at(unit, l)
+            {
+                return Ok(Some(found));
+            }
+            match die.target {
+                Some(t) if t != cur => cur = t,
+                _ => break,
+            }
+        }
+        Ok(None)
+    }
+
+    /// Readies, on this thread, the demangling of the linkage names that naming the
+    /// functions at `offsets` ([`DieIndex::function_name`]) will demangle and GNU's
+    /// demangler only reads on a watched helper thread: all in one handoff
+    /// ([`crate::demangle::demangle_ahead`]), not one each.
+    pub(crate) fn demangle_ahead(&self, offsets: &[usize]) {
+        let mut names = Vec::new();
+        let mut chain: Chain<'_, 'a> = [None; MAX_HOPS];
+        for &offset in offsets {
+            let found = self.walk_to_linkage(offset, &mut chain, |unit, l| {
+                let lang = unit.lang.unwrap_or(Lang::Other);
+                let key = self.linkage.and_then(|c| Some((c, c.key(unit, l, lang)?)));
+                if key.is_some_and(|(c, k)| c.has(k)) {
+                    return Some(None);
+                }
+                unit.string(l).map(Some)
+            });
+            let Ok(Some(Some(raw))) = found else {
+                continue;
+            };
+            if !raw.windows(2).any(|w| w == b"sr") {
+                continue;
+            }
+            let raw = crate::demangle::utf8_lossy(raw);
+            let raw = self.demangled.map_or(&*raw, |cache| cache.undecorate(&raw));
+            if raw.starts_with("_Z") {
+                names.push(raw.to_string());
+            }
+        }
+        crate::demangle::demangle_ahead(names);
+    }
+
     /// The name of the function whose DIE is at `offset`: the demangled linkage name if
     /// any DIE in its reference chain has one, else its qualified source name (which,
     /// unlike a demangled C++ name, has no parameter list). [`Unindexed`] when the
@@ -266,37 +342,29 @@ impl<'a> DieIndex<'_, 'a> {
     pub(crate) fn function_name(&self, offset: usize) -> Result<Option<ResolvedName>, Unindexed> {
         // The chain's DIEs up to the one with a linkage name: the first of them with a
         // name of its own is the fallback, read only if it is needed.
-        let mut chain: [Option<(&UnitDies<'a>, usize)>; MAX_HOPS] = [None; MAX_HOPS];
-        let mut linkage = None;
-        let mut cur = offset;
-        for slot in &mut chain {
-            let Some((unit, i)) = self.lookup(cur)? else {
-                break;
-            };
-            *slot = Some((unit, i));
-            let die = &unit.dies[i];
-            if let Some(l) = die.linkage {
-                let lang = unit.lang.unwrap_or(Lang::Other);
-                let key = self.linkage.and_then(|c| Some((c, c.key(unit, l, lang)?)));
-                let cached = key.and_then(|(c, k)| c.get(k));
-                if let Some(Some(name)) = cached {
-                    return Ok(name.map(|name| ResolvedName {
-                        name,
-                        from_linkage: true,
-                        key: key.map(|k| k.1),
-                    }));
-                }
-                if let Some(raw) = unit.string(l) {
-                    // `Some(None)`: known to be read by no demangler.
-                    linkage = Some((raw, lang, key, cached.is_some()));
-                    break;
-                }
+        let mut chain: Chain<'_, 'a> = [None; MAX_HOPS];
+        let found = self.walk_to_linkage(offset, &mut chain, |unit, l| {
+            let lang = unit.lang.unwrap_or(Lang::Other);
+            let key = self.linkage.and_then(|c| Some((c, c.key(unit, l, lang)?)));
+            let cached = key.and_then(|(c, k)| c.get(k));
+            if let Some(Some(name)) = cached {
+                return Some(Found::Cached(name, key.map(|k| k.1)));
             }
-            match die.target {
-                Some(t) if t != cur => cur = t,
-                _ => break,
+            // `Some(None)`: known to be read by no demangler.
+            let raw = unit.string(l)?;
+            Some(Found::Raw(raw, lang, key, cached.is_some()))
+        })?;
+        let linkage = match found {
+            Some(Found::Cached(name, key)) => {
+                return Ok(name.map(|name| ResolvedName {
+                    name,
+                    from_linkage: true,
+                    key,
+                }));
             }
-        }
+            Some(Found::Raw(raw, lang, key, known_failed)) => Some((raw, lang, key, known_failed)),
+            None => None,
+        };
         let named = || {
             chain
                 .iter()

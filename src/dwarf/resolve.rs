@@ -126,6 +126,7 @@ pub(crate) fn unit_result(job: &Job, data: &[u8], at: usize, index: usize) -> Un
     wanted.sort_unstable();
     wanted.dedup();
     let index = index_of(std::iter::once(&out.dies), job);
+    index.demangle_ahead(&wanted);
     let (names, keys): (Vec<NameSlot>, Vec<Option<u64>>) = wanted
         .iter()
         .map(|&o| match index.function_name(o) {
@@ -137,6 +138,7 @@ pub(crate) fn unit_result(job: &Job, data: &[u8], at: usize, index: usize) -> Un
         })
         .unzip();
 
+    crate::demangle::forget_ahead();
     let slot = |o: usize| wanted.binary_search(&o).unwrap_or_default();
     let mut origins = vec![u32::MAX; wanted.len()];
     let mut deferred_origins = Vec::new();
