@@ -312,20 +312,21 @@ impl<'a> DieIndex<'_, 'a> {
         let mut names = Vec::new();
         let mut chain: Chain<'_, 'a> = [None; MAX_HOPS];
         for &offset in offsets {
+            // As `function_name` walks: to the first linkage name cached or readable.
+            // Those without `sr` are the most, and are left at that.
             let found = self.walk_to_linkage(offset, &mut chain, |unit, l| {
                 let lang = unit.lang.unwrap_or(Lang::Other);
                 let key = self.linkage.and_then(|c| Some((c, c.key(unit, l, lang)?)));
-                if key.is_some_and(|(c, k)| c.has(k)) {
-                    return Some(None);
+                let raw = unit.string(l);
+                if raw.is_none() && !key.is_some_and(|(c, k)| c.has(k)) {
+                    return None;
                 }
-                unit.string(l).map(Some)
+                let raw = raw.filter(|r| memchr::memmem::find(r, b"sr").is_some());
+                Some(raw.filter(|_| !key.is_some_and(|(c, k)| c.has(k))))
             });
             let Ok(Some(Some(raw))) = found else {
                 continue;
             };
-            if !raw.windows(2).any(|w| w == b"sr") {
-                continue;
-            }
             let raw = crate::demangle::utf8_lossy(raw);
             let raw = self.demangled.map_or(&*raw, |cache| cache.undecorate(&raw));
             if raw.starts_with("_Z") {
