@@ -184,11 +184,6 @@ impl LinkageNames {
         self.shard(key).0.get(&key).map(|l| l.name.clone())
     }
 
-    /// Whether the name made of the linkage name keyed `key` is cached.
-    fn has(&self, key: u64) -> bool {
-        self.shard(key).0.contains_key(&key)
-    }
-
     /// The INLINE_ORIGIN id of the name keyed `key`, from `intern` the first time.
     pub(crate) fn origin(&self, key: u64, intern: impl FnOnce() -> u32) -> u32 {
         if let Some(l) = self.shard(key).0.get(&key)
@@ -304,43 +299,25 @@ impl<'a> DieIndex<'_, 'a> {
         Ok(None)
     }
 
-    /// Readies, on this thread, the demangling of the linkage names that naming the
-    /// functions at `offsets` ([`DieIndex::function_name`]) will demangle and GNU's
-    /// demangler only reads on a watched helper thread: all in one handoff
-    /// ([`crate::demangle::demangle_ahead`]), not one each.
-    pub(crate) fn demangle_ahead(&self, offsets: &[usize]) {
-        let mut names = Vec::new();
-        let mut chain: Chain<'_, 'a> = [None; MAX_HOPS];
-        for &offset in offsets {
-            // As `function_name` walks: to the first linkage name cached or readable.
-            // Those without `sr` are the most, and are left at that.
-            let found = self.walk_to_linkage(offset, &mut chain, |unit, l| {
-                let lang = unit.lang.unwrap_or(Lang::Other);
-                let key = self.linkage.and_then(|c| Some((c, c.key(unit, l, lang)?)));
-                let raw = unit.string(l);
-                if raw.is_none() && !key.is_some_and(|(c, k)| c.has(k)) {
-                    return None;
-                }
-                let raw = raw.filter(|r| memchr::memmem::find(r, b"sr").is_some());
-                Some(raw.filter(|_| !key.is_some_and(|(c, k)| c.has(k))))
-            });
-            let Ok(Some(Some(raw))) = found else {
-                continue;
-            };
-            let raw = crate::demangle::utf8_lossy(raw);
-            let raw = self.demangled.map_or(&*raw, |cache| cache.undecorate(&raw));
-            if raw.starts_with("_Z") {
-                names.push(raw.to_string());
-            }
-        }
-        crate::demangle::demangle_ahead(names);
-    }
-
     /// The name of the function whose DIE is at `offset`: the demangled linkage name if
     /// any DIE in its reference chain has one, else its qualified source name (which,
     /// unlike a demangled C++ name, has no parameter list). [`Unindexed`] when the
     /// answer depends on a unit the index does not hold.
     pub(crate) fn function_name(&self, offset: usize) -> Result<Option<ResolvedName>, Unindexed> {
+        self.name_unless_watched(offset, None).map(Option::flatten)
+    }
+
+    /// [`DieIndex::function_name`], except where that means a name GNU's demangler only
+    /// reads on a watched helper thread (one with `sr` in it: see `demangle::gnu`) and
+    /// `watched` is given: then the name is added to it, and `None` returned, for the
+    /// caller to have all such names of a unit demangled at once
+    /// ([`crate::demangle::demangle_ahead`]) before asking again. Each one asked alone
+    /// costs two thread wake-ups.
+    pub(crate) fn name_unless_watched(
+        &self,
+        offset: usize,
+        watched: Option<&mut Vec<String>>,
+    ) -> Result<Option<Option<ResolvedName>>, Unindexed> {
         // The chain's DIEs up to the one with a linkage name: the first of them with a
         // name of its own is the fallback, read only if it is needed.
         let mut chain: Chain<'_, 'a> = [None; MAX_HOPS];
@@ -357,11 +334,11 @@ impl<'a> DieIndex<'_, 'a> {
         })?;
         let linkage = match found {
             Some(Found::Cached(name, key)) => {
-                return Ok(name.map(|name| ResolvedName {
+                return Ok(Some(name.map(|name| ResolvedName {
                     name,
                     from_linkage: true,
                     key,
-                }));
+                })));
             }
             Some(Found::Raw(raw, lang, key, known_failed)) => Some((raw, lang, key, known_failed)),
             None => None,
@@ -376,6 +353,14 @@ impl<'a> DieIndex<'_, 'a> {
             let raw = crate::demangle::utf8_lossy(raw);
             let raw = self.demangled.map_or(&*raw, |cache| cache.undecorate(&raw));
             let looks_mangled = crate::demangle::looks_mangled(raw);
+            if let Some(watched) = watched
+                && !known_failed
+                && raw.starts_with("_Z")
+                && raw.contains("sr")
+            {
+                watched.push(raw.to_string());
+                return Ok(None);
+            }
             let demangled: Arc<str> = match (self.demangled, key) {
                 _ if known_failed => raw.into(),
                 // As the demangling cache reads it, without keeping it a second time.
@@ -391,33 +376,33 @@ impl<'a> DieIndex<'_, 'a> {
                 cache.insert(k, name.clone());
             }
             if let Some(name) = name {
-                return Ok(name.map(|name| ResolvedName {
+                return Ok(Some(name.map(|name| ResolvedName {
                     name,
                     from_linkage: true,
                     key: key.map(|k| k.1),
-                }));
+                })));
             }
             // A mangled name no demangler accepts: the source name is more readable, if
             // there is one; otherwise the raw symbol still identifies the function.
             if named().is_none() {
-                return Ok(sanitize_shared(Arc::from(raw)).map(|name| ResolvedName {
-                    name,
-                    from_linkage: true,
-                    key: None,
-                }));
+                return Ok(Some(sanitize_shared(Arc::from(raw)).map(|name| {
+                    ResolvedName {
+                        name,
+                        from_linkage: true,
+                        key: None,
+                    }
+                })));
             }
         }
         match named() {
-            Some((u, i)) => {
-                Ok(
-                    sanitize_shared(self.qualify(u, i)?.into()).map(|name| ResolvedName {
-                        name,
-                        from_linkage: false,
-                        key: None,
-                    }),
-                )
-            }
-            None => Ok(None),
+            Some((u, i)) => Ok(Some(sanitize_shared(self.qualify(u, i)?.into()).map(
+                |name| ResolvedName {
+                    name,
+                    from_linkage: false,
+                    key: None,
+                },
+            ))),
+            None => Ok(Some(None)),
         }
     }
 

@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use rayon::prelude::*;
 use rustc_hash::{FxHashMap, FxHasher};
 
-use super::names::{DieIndex, MAX_HOPS, Unindexed, UnitDies};
+use super::names::{DieIndex, MAX_HOPS, ResolvedName, Unindexed, UnitDies};
 use super::stream::{self, UnitSpan};
 use super::unit::{self, UnitOutput};
 use super::unit_warning;
@@ -126,19 +126,37 @@ pub(crate) fn unit_result(job: &Job, data: &[u8], at: usize, index: usize) -> Un
     wanted.sort_unstable();
     wanted.dedup();
     let index = index_of(std::iter::once(&out.dies), job);
-    index.demangle_ahead(&wanted);
-    let (names, keys): (Vec<NameSlot>, Vec<Option<u64>>) = wanted
-        .iter()
-        .map(|&o| match index.function_name(o) {
-            Ok(name) => {
-                let key = name.as_ref().and_then(|n| n.key);
-                (NameSlot::Known(clean(name)), key)
-            }
-            Err(Unindexed(_)) => (NameSlot::Deferred(o), None),
-        })
+    let slot_of = |name: Result<Option<ResolvedName>, Unindexed>, o| match name {
+        Ok(name) => {
+            let key = name.as_ref().and_then(|n| n.key);
+            (NameSlot::Known(clean(name)), key)
+        }
+        Err(Unindexed(_)) => (NameSlot::Deferred(o), None),
+    };
+    // The names GNU's demangler reads on a watched thread are named last, all
+    // demangled in one handoff to it.
+    let mut watched = Vec::new();
+    let mut later = Vec::new();
+    let (mut names, mut keys): (Vec<NameSlot>, Vec<Option<u64>>) = (wanted.iter())
+        .enumerate()
+        .map(
+            |(i, &o)| match index.name_unless_watched(o, Some(&mut watched)) {
+                Ok(Some(name)) => slot_of(Ok(name), o),
+                Ok(None) => {
+                    later.push(i);
+                    (NameSlot::Deferred(o), None)
+                }
+                Err(e) => slot_of(Err(e), o),
+            },
+        )
         .unzip();
-
-    crate::demangle::forget_ahead();
+    if !later.is_empty() {
+        crate::demangle::demangle_ahead(watched);
+        for i in later {
+            (names[i], keys[i]) = slot_of(index.function_name(wanted[i]), wanted[i]);
+        }
+        crate::demangle::forget_ahead();
+    }
     let slot = |o: usize| wanted.binary_search(&o).unwrap_or_default();
     let mut origins = vec![u32::MAX; wanted.len()];
     let mut deferred_origins = Vec::new();
