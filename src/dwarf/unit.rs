@@ -476,14 +476,18 @@ fn walk_unit<'a>(
     // units' indexes were 1–2% of a dump. Real units index up to 25 DIEs and name up to 7
     // ranges (with inlined calls) per KB; capped so that a huge crafted length only
     // reserves what real units of that size would fill.
+    // Likewise the functions (up to 0.2 per KB), inlined calls (up to 4) and noted
+    // declarations (up to 16, in C++).
     let len = unit.header.length_including_self();
     out.dies.dies.reserve((len / 40).min(1 << 20));
+    drafts.funcs.reserve((len / 4096).min(1 << 16));
     if cx.inlines {
         drafts.ranges.reserve((len / 128).min(1 << 20));
+        drafts.sites.reserve((len / 256).min(1 << 20));
     }
     // The walk's unit offsets are relative to the unit's header.
     let first = start - unit.header.offset().0;
-    let mut noted = Vec::new();
+    let mut noted = Vec::with_capacity((len / 64).min(1 << 20));
     if let Err(e) = walk(cx, unit, first, &mut out.dies, &mut drafts, &mut noted) {
         out.warnings.add(unit_warning(
             WarningKind::Dwarf,
@@ -609,7 +613,7 @@ fn cut_pieces<'a>(
         lines_limit,
         lines_total: 0,
     };
-    let mut pieces = Vec::new();
+    let mut pieces = Vec::with_capacity(drafts.funcs.len());
     for f in &drafts.funcs {
         let ranges = drafts.ranges(f.ranges);
         if ranges.len() > MAX_PIECES_PER_FUNCTION {
@@ -1565,8 +1569,16 @@ fn clip_sites(
     let mut out = Vec::with_capacity(sites.len().min(256));
     // Clipped ranges live in `arena`; `stack` holds each depth's span of it: [0] is the
     // piece itself, [d + 1] the current site at d. No allocation per site but its own.
-    let mut arena: Vec<(u64, u64)> = vec![(lo, hi)];
-    let mut stack: Vec<Option<(usize, usize)>> = vec![Some((0, 1))];
+    // Both sized for what real functions fill (a site's clipped ranges are rarely more
+    // than its own; inlined calls nest up to 46 deep): grown from nothing for each
+    // piece, they were a reallocation per few sites.
+    let room: usize = (sites.iter())
+        .map(|s| s.ranges.1.saturating_sub(s.ranges.0) as usize)
+        .sum();
+    let mut arena: Vec<(u64, u64)> = Vec::with_capacity(1 + room.min(1 << 16));
+    arena.push((lo, hi));
+    let mut stack: Vec<Option<(usize, usize)>> = Vec::with_capacity(64);
+    stack.push(Some((0, 1)));
     let mut scratch = Vec::new();
     for s in sites {
         let d = s.depth as usize;
