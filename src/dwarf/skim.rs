@@ -230,7 +230,7 @@ fn steps(
     header: &UnitHeader<R<'_>>,
     slot: impl Fn(constants::DwAt) -> Option<u8>,
 ) -> Option<Vec<Step>> {
-    let mut out: Vec<Step> = Vec::new();
+    let mut out: Vec<Step> = Vec::with_capacity(specs.len());
     for spec in specs {
         if let Some(i) = slot(spec.name()) {
             out.push(Step::Read(Read::new(*spec, i, header.encoding())));
