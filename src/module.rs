@@ -567,13 +567,32 @@ fn covered(funcs: &[Function], addr: u64) -> bool {
 
 /// Keeps the used entries of `names`, sorted, in `out`; returns old id -> new id.
 fn renumber<S: AsRef<str> + Sync>(names: &[S], used: &[bool], out: &mut Vec<String>) -> Vec<u32> {
-    let mut ids: Vec<usize> = (0..names.len()).filter(|&i| used[i]).collect();
+    // Each with its name's first 16 bytes, big-endian: ordering those numbers orders
+    // the names by their first 16 bytes, and the names themselves, scattered in memory,
+    // are only read where those are equal. Compared through the names alone, the sort
+    // of ceph-osd's 200,000 INLINE_ORIGIN names missed the cache at nearly every step.
+    let prefix = |name: &str| {
+        let mut head = [0u8; 16];
+        let n = name.len().min(16);
+        head[..n].copy_from_slice(&name.as_bytes()[..n]);
+        u128::from_be_bytes(head)
+    };
+    let mut ids: Vec<(u128, usize)> = (0..names.len())
+        .filter(|&i| used[i])
+        .map(|i| (prefix(names[i].as_ref()), i))
+        .collect();
     // By name: the ids must not depend on the order units were read or interned in.
     // Equal names (paths that normalize or remap to one) share an id, so the order
-    // among them does not matter and an unstable sort gives the same result.
-    ids.par_sort_unstable_by(|&a, &b| names[a].as_ref().cmp(names[b].as_ref()));
+    // among them does not matter and an unstable sort gives the same result. Padded
+    // with zeros, a short name's prefix still sorts before those of the longer names
+    // it starts; where the padding meets a NUL in another name, the prefixes tie and
+    // the names decide.
+    ids.par_sort_unstable_by(|&(ka, a), &(kb, b)| {
+        ka.cmp(&kb)
+            .then_with(|| names[a].as_ref().cmp(names[b].as_ref()))
+    });
     let mut map = vec![u32::MAX; names.len()];
-    for &old in &ids {
+    for &(_, old) in &ids {
         let name = names[old].as_ref();
         if out.last().is_none_or(|last| last != name) {
             out.push(name.to_string());
@@ -586,6 +605,38 @@ fn renumber<S: AsRef<str> + Sync>(names: &[S], used: &[bool], out: &mut Vec<Stri
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn renumbered_names_are_in_str_order() {
+        let names = [
+            "b",
+            "a",
+            "ab",
+            "ab\0",
+            "ab\0c",
+            "abcdefghij",
+            "abcdefghi",
+            "",
+            "\0",
+            "zz",
+            "ab",
+            "abcdefgh",
+            "abcdefgh\u{e9}",
+            "\u{e9}",
+            "std::vector<int>",
+            "std::vec",
+        ];
+        let used = vec![true; names.len()];
+        let mut out = Vec::new();
+        let map = renumber(&names, &used, &mut out);
+        let mut want: Vec<&str> = names.to_vec();
+        want.sort();
+        want.dedup();
+        assert_eq!(out, want);
+        for (i, name) in names.iter().enumerate() {
+            assert_eq!(out[map[i] as usize], *name);
+        }
+    }
 
     #[test]
     fn clone_suffixes() {
