@@ -63,7 +63,7 @@ pub(crate) fn demangle_ahead(names: Vec<String>) {
     drop(names);
 }
 
-/// Drops what [`demangle_ahead`] readied on this thread and was not asked for.
+/// Drops what [`demangle_ahead`] readied on this thread.
 pub(crate) fn forget_ahead() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     gnu::forget_ahead();
