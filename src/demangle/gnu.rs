@@ -388,6 +388,15 @@ mod tests {
         Some(name.to_uppercase())
     }
 
+    /// A watch over [`fake`] with `patience_ms` of patience.
+    fn fake_watch(patience_ms: u64, abandoned: &AtomicUsize) -> Watch<'_> {
+        Watch {
+            work: fake,
+            patience: Duration::from_millis(patience_ms),
+            abandoned,
+        }
+    }
+
     fn names(list: &[&str]) -> Vec<String> {
         list.iter().map(|n| n.to_string()).collect()
     }
@@ -395,11 +404,7 @@ mod tests {
     #[test]
     fn a_stuck_name_in_a_batch_is_none_and_the_names_after_it_are_answered() {
         let abandoned = AtomicUsize::new(0);
-        let watch = Watch {
-            work: fake,
-            patience: Duration::from_millis(200),
-            abandoned: &abandoned,
-        };
+        let watch = fake_watch(200, &abandoned);
         let mut slot = None;
         let got = watch.answer(&mut slot, &names(&["a", "hang", "b", "c"]));
         assert_eq!(
@@ -416,11 +421,7 @@ mod tests {
     #[test]
     fn a_batch_longer_than_the_patience_is_waited_for_while_it_moves() {
         let abandoned = AtomicUsize::new(0);
-        let watch = Watch {
-            work: fake,
-            patience: Duration::from_millis(150),
-            abandoned: &abandoned,
-        };
+        let watch = fake_watch(150, &abandoned);
         let list = names(&["slow:60"; 6]);
         let got = watch.answer(&mut None, &list);
         assert_eq!(got, vec![Some("SLOW:60".to_string()); 6]);
@@ -430,11 +431,7 @@ mod tests {
     #[test]
     fn past_the_abandoned_helpers_allowed_no_name_is_given_to_one() {
         let abandoned = AtomicUsize::new(0);
-        let watch = Watch {
-            work: fake,
-            patience: Duration::from_millis(100),
-            abandoned: &abandoned,
-        };
+        let watch = fake_watch(100, &abandoned);
         let got = watch.answer(&mut None, &names(&["hang", "a", "hang", "b", "c"]));
         assert_eq!(got, [None, Some("A".into()), None, None, None]);
         assert_eq!(abandoned.load(Ordering::Relaxed), MAX_ABANDONED);

@@ -223,17 +223,6 @@ impl LinkageNames {
     }
 }
 
-/// The DIEs of a reference chain, as far as it was followed.
-type Chain<'s, 'a> = [Option<(&'s UnitDies<'a>, usize)>; MAX_HOPS];
-
-/// The linkage name a reference chain leads to: its name already made (with its key),
-/// or its raw bytes to make it from, with the language, the key to cache it under and
-/// whether it is known that no demangler reads it.
-enum Found<'s> {
-    Cached(Option<Arc<str>>, Option<u64>),
-    Raw(&'s [u8], Lang, Option<(&'s LinkageNames, u64)>, bool),
-}
-
 /// A reference that leads into a unit the index does not hold: the name can only be
 /// resolved once that unit is indexed too.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -270,35 +259,6 @@ impl<'a> DieIndex<'_, 'a> {
         Ok(unit.position(offset).map(|j| (unit, j)))
     }
 
-    /// Follows the reference chain of the function DIE at `offset` (its specification,
-    /// abstract origin and so on, [`MAX_HOPS`] at most), noting its DIEs in `chain`,
-    /// until `at` accepts a DIE's linkage name.
-    fn walk_to_linkage<'s, T>(
-        &'s self,
-        offset: usize,
-        chain: &mut Chain<'s, 'a>,
-        mut at: impl FnMut(&'s UnitDies<'a>, LazyStr<'a>) -> Option<T>,
-    ) -> Result<Option<T>, Unindexed> {
-        let mut cur = offset;
-        for slot in chain.iter_mut() {
-            let Some((unit, i)) = self.lookup(cur)? else {
-                break;
-            };
-            *slot = Some((unit, i));
-            let die = &unit.dies[i];
-            if let Some(l) = die.linkage
-                && let Some(found) = at(unit, l)
-            {
-                return Ok(Some(found));
-            }
-            match die.target {
-                Some(t) if t != cur => cur = t,
-                _ => break,
-            }
-        }
-        Ok(None)
-    }
-
     /// The name of the function whose DIE is at `offset`: the demangled linkage name if
     /// any DIE in its reference chain has one, else its qualified source name (which,
     /// unlike a demangled C++ name, has no parameter list). [`Unindexed`] when the
@@ -320,29 +280,37 @@ impl<'a> DieIndex<'_, 'a> {
     ) -> Result<Option<Option<ResolvedName>>, Unindexed> {
         // The chain's DIEs up to the one with a linkage name: the first of them with a
         // name of its own is the fallback, read only if it is needed.
-        let mut chain: Chain<'_, 'a> = [None; MAX_HOPS];
-        let found = self.walk_to_linkage(offset, &mut chain, |unit, l| {
-            let lang = unit.lang.unwrap_or(Lang::Other);
-            let key = self.linkage.and_then(|c| Some((c, c.key(unit, l, lang)?)));
-            let cached = key.and_then(|(c, k)| c.get(k));
-            if let Some(Some(name)) = cached {
-                return Some(Found::Cached(name, key.map(|k| k.1)));
+        let mut chain: [Option<(&UnitDies<'a>, usize)>; MAX_HOPS] = [None; MAX_HOPS];
+        let mut linkage = None;
+        let mut cur = offset;
+        for slot in &mut chain {
+            let Some((unit, i)) = self.lookup(cur)? else {
+                break;
+            };
+            *slot = Some((unit, i));
+            let die = &unit.dies[i];
+            if let Some(l) = die.linkage {
+                let lang = unit.lang.unwrap_or(Lang::Other);
+                let key = self.linkage.and_then(|c| Some((c, c.key(unit, l, lang)?)));
+                let cached = key.and_then(|(c, k)| c.get(k));
+                if let Some(Some(name)) = cached {
+                    return Ok(Some(name.map(|name| ResolvedName {
+                        name,
+                        from_linkage: true,
+                        key: key.map(|k| k.1),
+                    })));
+                }
+                if let Some(raw) = unit.string(l) {
+                    // `Some(None)`: known to be read by no demangler.
+                    linkage = Some((raw, lang, key, cached.is_some()));
+                    break;
+                }
             }
-            // `Some(None)`: known to be read by no demangler.
-            let raw = unit.string(l)?;
-            Some(Found::Raw(raw, lang, key, cached.is_some()))
-        })?;
-        let linkage = match found {
-            Some(Found::Cached(name, key)) => {
-                return Ok(Some(name.map(|name| ResolvedName {
-                    name,
-                    from_linkage: true,
-                    key,
-                })));
+            match die.target {
+                Some(t) if t != cur => cur = t,
+                _ => break,
             }
-            Some(Found::Raw(raw, lang, key, known_failed)) => Some((raw, lang, key, known_failed)),
-            None => None,
-        };
+        }
         let named = || {
             chain
                 .iter()
