@@ -169,16 +169,12 @@ fn map_stream<T: Send>(
             drop(tx);
             (spans, w)
         });
-        let results: Vec<(usize, T)> = rx
-            .into_iter()
-            .par_bridge()
-            .map(|chunk| {
-                let (index, len) = (chunk.index, chunk.data.len());
-                let out = work(chunk);
-                budget.release(len);
-                (index, out)
-            })
-            .collect();
+        let results = consume(&rx, |chunk| {
+            let len = chunk.data.len();
+            let out = work(chunk);
+            budget.release(len);
+            out
+        });
         // The producer never panics: its reads are bounded and checked.
         let done = producer.join().unwrap_or_default();
         (results, done)
@@ -187,6 +183,51 @@ fn map_stream<T: Send>(
     // Workers finish in any order; unit order makes the output independent of that.
     results.sort_unstable_by_key(|r| r.0);
     (results.into_iter().map(|r| r.1).collect(), spans)
+}
+
+/// `work` on every unit `rx` brings, on the pool, with each result beside its unit's
+/// index, in no particular order.
+///
+/// The thread that calls waits for the inflater only when it has nothing else to do:
+/// each unit is spawned as a job, and while the next has not come this thread runs the
+/// jobs it spawned. A worker of the pool is never left waiting while jobs are queued,
+/// and the other workers are free for other work: `par_bridge` over the channel had
+/// every worker wait on its lock while one waited for the inflater, so that a tree
+/// dump, with another module's work queued, left a core idle whenever a `.debug_info`
+/// inflated slower than its units were read.
+fn consume<T: Send>(
+    rx: &mpsc::Receiver<UnitChunk<'static>>,
+    work: impl Fn(UnitChunk<'static>) -> T + Sync,
+) -> Vec<(usize, T)> {
+    let results = Mutex::new(Vec::new());
+    rayon::in_place_scope(|scope| {
+        let (results, work) = (&results, &work);
+        let spawn = |chunk: UnitChunk<'static>| {
+            scope.spawn(move |_| {
+                let index = chunk.index;
+                let out = work(chunk);
+                let mut results = results.lock().unwrap_or_else(|e| e.into_inner());
+                results.push((index, out));
+            });
+        };
+        loop {
+            match rx.try_recv() {
+                Ok(chunk) => spawn(chunk),
+                Err(mpsc::TryRecvError::Disconnected) => break,
+                // Only this thread's own jobs: another dump's whole job, taken here,
+                // would hold this one's units until it ended.
+                Err(mpsc::TryRecvError::Empty) => {
+                    if rayon::yield_local() != Some(rayon::Yield::Executed) {
+                        match rx.recv() {
+                            Ok(chunk) => spawn(chunk),
+                            Err(mpsc::RecvError) => break,
+                        }
+                    }
+                }
+            }
+        }
+    });
+    results.into_inner().unwrap_or_else(|e| e.into_inner())
 }
 
 fn damaged_length(good: usize, offset: usize, e: String) -> Warning {
@@ -381,5 +422,108 @@ mod tests {
             "{w:?}"
         );
         assert!(first.message.contains("after 1 good units"), "{w:?}");
+    }
+
+    /// Units from a slice that, at byte `gate` (a unit's start), hands a job to `pool`
+    /// and waits for it to run, or for `wait` to pass.
+    struct Gated<'a> {
+        data: &'a [u8],
+        given: usize,
+        gate: usize,
+        pool: &'a rayon::ThreadPool,
+        wait: std::time::Duration,
+        ran: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    }
+
+    impl Source for Gated<'_> {
+        fn append(&mut self, out: &mut Vec<u8>, n: usize) -> Result<usize, String> {
+            if self.given == self.gate {
+                let (tx, rx) = mpsc::channel();
+                let ran = self.ran.clone();
+                self.pool.spawn(move || {
+                    ran.store(true, std::sync::atomic::Ordering::SeqCst);
+                    let _ = tx.send(());
+                });
+                let _ = rx.recv_timeout(self.wait);
+            }
+            let end = (self.given + n).min(self.data.len());
+            out.extend_from_slice(&self.data[self.given..end]);
+            let k = end - self.given;
+            self.given = end;
+            Ok(k)
+        }
+    }
+
+    #[test]
+    fn waiting_for_the_inflater_leaves_the_other_workers_free() {
+        // Two workers: while the stream waits (here, for a job of another dump), the
+        // worker that is not reading it must be free to run that job. Had every worker
+        // waited on the stream, the job would run only after `wait`.
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(2)
+            .build()
+            .unwrap();
+        let data = units(&[5, 300, 1, 40, 7, 7]);
+        let ran = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let wait = std::time::Duration::from_secs(20);
+        let work = |c: UnitChunk<'_>| (c.index, c.data.len());
+        let visit = Visit {
+            endian: RunTimeEndian::Little,
+            want: &|_| true,
+            work: &work,
+        };
+        let started = std::time::Instant::now();
+        let (got, _) = pool.install(|| {
+            let gated = Gated {
+                data: &data,
+                given: 0,
+                gate: 9 + 304,
+                pool: &pool,
+                wait,
+                ran: ran.clone(),
+            };
+            map_stream(gated, data.len() as u64, &visit, &mut Warnings::default())
+        });
+        assert_eq!(
+            got,
+            vec![(0, 9), (1, 304), (2, 5), (3, 44), (4, 11), (5, 11)]
+        );
+        assert!(ran.load(std::sync::atomic::Ordering::SeqCst));
+        assert!(
+            started.elapsed() < wait,
+            "the other dump's job waited for the stream"
+        );
+    }
+
+    #[test]
+    fn a_pool_of_one_reads_every_unit() {
+        let lengths: Vec<u32> = (0..2000).map(|i| 1 + (i * 7919) % 500).collect();
+        let data = units(&lengths);
+        let work = |c: UnitChunk<'_>| (c.index, c.offset, c.data.len());
+        let visit = Visit {
+            endian: RunTimeEndian::Little,
+            want: &|_| true,
+            work: &work,
+        };
+        let input = Input::from_bytes("test".into(), Vec::new());
+        let mut w = Warnings::default();
+        let (whole, _) = map_slice(&data, &input, &visit, &mut w);
+        for threads in [1, 2, 3] {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap();
+            let (streamed, spans) = pool.install(|| {
+                map_stream(
+                    &data[..],
+                    data.len() as u64,
+                    &visit,
+                    &mut Warnings::default(),
+                )
+            });
+            assert_eq!(streamed, whole, "{threads} threads");
+            assert_eq!(spans.len(), lengths.len());
+        }
+        assert!(w.is_empty());
     }
 }
