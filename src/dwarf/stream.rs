@@ -188,13 +188,12 @@ fn map_stream<T: Send>(
 /// `work` on every unit `rx` brings, on the pool, with each result beside its unit's
 /// index, in no particular order.
 ///
-/// The thread that calls waits for the inflater only when it has nothing else to do:
-/// each unit is spawned as a job, and while the next has not come this thread runs the
-/// jobs it spawned. A worker of the pool is never left waiting while jobs are queued,
-/// and the other workers are free for other work: `par_bridge` over the channel had
-/// every worker wait on its lock while one waited for the inflater, so that a tree
-/// dump, with another module's work queued, left a core idle whenever a `.debug_info`
-/// inflated slower than its units were read.
+/// Each unit is spawned as a job. While the next unit has not come, the thread that
+/// calls runs the jobs it spawned, and it waits for the inflater only when none is
+/// left; the other workers never wait for it, and are free for other work.
+/// `par_bridge` over the channel had every worker wait on its lock while one waited for
+/// the inflater, so that a tree dump, with another module's work queued, left a core
+/// idle whenever a `.debug_info` inflated slower than its units were read.
 fn consume<T: Send>(
     rx: &mpsc::Receiver<UnitChunk<'static>>,
     work: impl Fn(UnitChunk<'static>) -> T + Sync,
@@ -496,7 +495,7 @@ mod tests {
     }
 
     #[test]
-    fn a_pool_of_one_reads_every_unit() {
+    fn every_unit_is_read_on_pools_of_one_to_three_workers() {
         let lengths: Vec<u32> = (0..2000).map(|i| 1 + (i * 7919) % 500).collect();
         let data = units(&lengths);
         let work = |c: UnitChunk<'_>| (c.index, c.offset, c.data.len());
