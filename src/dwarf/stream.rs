@@ -201,29 +201,28 @@ fn consume<T: Send>(
     let results = Mutex::new(Vec::new());
     rayon::in_place_scope(|scope| {
         let (results, work) = (&results, &work);
-        let spawn = |chunk: UnitChunk<'static>| {
+        loop {
+            let chunk = match rx.try_recv() {
+                Ok(chunk) => chunk,
+                Err(mpsc::TryRecvError::Disconnected) => break,
+                // Only this thread's own jobs: another dump's whole job, taken here,
+                // would hold this one's units until it ended.
+                Err(mpsc::TryRecvError::Empty)
+                    if rayon::yield_local() == Some(rayon::Yield::Executed) =>
+                {
+                    continue;
+                }
+                Err(mpsc::TryRecvError::Empty) => match rx.recv() {
+                    Ok(chunk) => chunk,
+                    Err(mpsc::RecvError) => break,
+                },
+            };
             scope.spawn(move |_| {
                 let index = chunk.index;
                 let out = work(chunk);
                 let mut results = results.lock().unwrap_or_else(|e| e.into_inner());
                 results.push((index, out));
             });
-        };
-        loop {
-            match rx.try_recv() {
-                Ok(chunk) => spawn(chunk),
-                Err(mpsc::TryRecvError::Disconnected) => break,
-                // Only this thread's own jobs: another dump's whole job, taken here,
-                // would hold this one's units until it ended.
-                Err(mpsc::TryRecvError::Empty) => {
-                    if rayon::yield_local() != Some(rayon::Yield::Executed) {
-                        match rx.recv() {
-                            Ok(chunk) => spawn(chunk),
-                            Err(mpsc::RecvError) => break,
-                        }
-                    }
-                }
-            }
         }
     });
     results.into_inner().unwrap_or_else(|e| e.into_inner())
@@ -352,6 +351,9 @@ pub(crate) fn split_streamed(data: &[u8]) -> Vec<(usize, usize)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::time::{Duration, Instant};
 
     fn units(lengths: &[u32]) -> Vec<u8> {
         let mut out = Vec::new();
@@ -426,12 +428,12 @@ mod tests {
     /// Units from a slice that, at byte `gate` (a unit's start), hands a job to `pool`
     /// and waits for it to run, or for `wait` to pass.
     struct Gated<'a> {
-        data: &'a [u8],
+        rest: &'a [u8],
         given: usize,
         gate: usize,
         pool: &'a rayon::ThreadPool,
-        wait: std::time::Duration,
-        ran: std::sync::Arc<std::sync::atomic::AtomicBool>,
+        wait: Duration,
+        ran: Arc<AtomicBool>,
     }
 
     impl Source for Gated<'_> {
@@ -440,17 +442,20 @@ mod tests {
                 let (tx, rx) = mpsc::channel();
                 let ran = self.ran.clone();
                 self.pool.spawn(move || {
-                    ran.store(true, std::sync::atomic::Ordering::SeqCst);
+                    ran.store(true, Ordering::SeqCst);
                     let _ = tx.send(());
                 });
                 let _ = rx.recv_timeout(self.wait);
             }
-            let end = (self.given + n).min(self.data.len());
-            out.extend_from_slice(&self.data[self.given..end]);
-            let k = end - self.given;
-            self.given = end;
+            let k = self.rest.append(out, n)?;
+            self.given += k;
             Ok(k)
         }
+    }
+
+    fn pool(threads: usize) -> rayon::ThreadPool {
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads);
+        pool.build().expect("a thread pool")
     }
 
     #[test]
@@ -458,23 +463,20 @@ mod tests {
         // Two workers: while the stream waits (here, for a job of another dump), the
         // worker that is not reading it must be free to run that job. Had every worker
         // waited on the stream, the job would run only after `wait`.
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(2)
-            .build()
-            .unwrap();
+        let pool = pool(2);
         let data = units(&[5, 300, 1, 40, 7, 7]);
-        let ran = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-        let wait = std::time::Duration::from_secs(20);
+        let ran = Arc::new(AtomicBool::new(false));
+        let wait = Duration::from_secs(20);
         let work = |c: UnitChunk<'_>| (c.index, c.data.len());
         let visit = Visit {
             endian: RunTimeEndian::Little,
             want: &|_| true,
             work: &work,
         };
-        let started = std::time::Instant::now();
+        let started = Instant::now();
         let (got, _) = pool.install(|| {
             let gated = Gated {
-                data: &data,
+                rest: &data,
                 given: 0,
                 gate: 9 + 304,
                 pool: &pool,
@@ -487,7 +489,7 @@ mod tests {
             got,
             vec![(0, 9), (1, 304), (2, 5), (3, 44), (4, 11), (5, 11)]
         );
-        assert!(ran.load(std::sync::atomic::Ordering::SeqCst));
+        assert!(ran.load(Ordering::SeqCst));
         assert!(
             started.elapsed() < wait,
             "the other dump's job waited for the stream"
@@ -508,10 +510,7 @@ mod tests {
         let mut w = Warnings::default();
         let (whole, _) = map_slice(&data, &input, &visit, &mut w);
         for threads in [1, 2, 3] {
-            let pool = rayon::ThreadPoolBuilder::new()
-                .num_threads(threads)
-                .build()
-                .unwrap();
+            let pool = pool(threads);
             let (streamed, spans) = pool.install(|| {
                 map_stream(
                     &data[..],
