@@ -40,29 +40,42 @@ fetch() {
     export DEBIAN_FRONTEND=noninteractive
     apt-get update -qq
     apt-get install -y -qq time libc6-dbg binutils >/dev/null
-    if [ ! -e ceph/usr/bin/ceph-osd ]; then
-        apt-get download ceph-osd ceph-osd-dbg
-        mkdir -p ceph
-        for deb in ceph-osd_*.deb ceph-osd-dbg_*.deb; do dpkg-deb -x "$deb" ceph; done
+    # An input the mirror no longer serves (ceph-osd-dbg answered 404 on 2026-11-27) is
+    # named at the end; the others are still fetched, and measuring skips its rows.
+    local missing=()
+    if [ ! -e ceph/usr/lib/debug/.build-id ]; then # the debug file, not only ceph-osd
+        if apt-get download ceph-osd ceph-osd-dbg; then
+            mkdir -p ceph
+            for deb in ceph-osd_*.deb ceph-osd-dbg_*.deb; do dpkg-deb -x "$deb" ceph; done
+        else
+            missing+=(ceph-osd)
+        fi
         rm -f ceph-osd_*.deb ceph-osd-dbg_*.deb
     fi
     if ! ls kernel/usr/lib/debug/boot/vmlinux-6.1.0-* >/dev/null 2>&1; then
         local pkg
         pkg=$(apt-cache search --names-only '^linux-image-6\.1\.0-[0-9]+-amd64-dbg$' |
             awk '{print $1}' | sort -V | tail -1)
-        apt-get download "$pkg"
-        mkdir -p kernel
-        # Only vmlinux: the package also holds every module's debug file (5 GB).
-        dpkg-deb --fsys-tarfile "$pkg"_*.deb | tar -x -C kernel --wildcards '*/vmlinux-*'
+        if apt-get download "$pkg"; then
+            mkdir -p kernel
+            # Only vmlinux: the package also holds every module's debug file (5 GB).
+            dpkg-deb --fsys-tarfile "$pkg"_*.deb | tar -x -C kernel --wildcards '*/vmlinux-*'
+        else
+            missing+=(vmlinux)
+        fi
         rm -f "$pkg"_*.deb
     fi
-    [ -e tree/usr/lib/jvm ] || bash "$root/bench/tree.sh" fetch
+    [ -e tree/usr/lib/jvm ] || bash "$root/bench/tree.sh" fetch || missing+=(tree)
     [ -e windows/big.pdb ] || bash "$root/bench/make-windows-input.sh" "$work/windows"
     [ -e windows-real/oracle.tsv ] ||
         bash "$root/bench/make-windows-real.sh" "$work/windows-real"
     [ -x moz/bin/dump_syms ] || cargo install --locked dump_syms --root "$work/moz"
     [ -x moz-debug/bin/dump_syms ] ||
         cargo install --debug --locked dump_syms --root "$work/moz-debug"
+    if [ ${#missing[@]} -gt 0 ]; then
+        echo "run.sh: not fetched: ${missing[*]} (see above)" >&2
+        return 1
+    fi
 }
 
 if [ "${1:-}" = fetch ]; then

@@ -19,9 +19,19 @@ tree=$work/tree
 if [ "${1:-}" = fetch ]; then
     mkdir -p "$tree" "$work/tree-debs"
     cd "$work/tree-debs"
-    apt-get download ceph-osd ceph-osd-dbg openjdk-17-jre-headless openjdk-17-dbg
-    for deb in *.deb; do dpkg-deb -x "$deb" "$tree"; done
+    # One package at a time: a mirror that no longer serves one (ceph-osd-dbg answered
+    # 404 on 2026-11-27) leaves the others unpacked, and the run names what is missing.
+    missing=()
+    for pkg in ceph-osd ceph-osd-dbg openjdk-17-jre-headless openjdk-17-dbg; do
+        apt-get download "$pkg" || missing+=("$pkg")
+    done
+    for deb in *.deb; do [ ! -e "$deb" ] || dpkg-deb -x "$deb" "$tree"; done
     cd "$work" && rm -rf "$work/tree-debs"
+    if [ ${#missing[@]} -gt 0 ]; then
+        echo "tree.sh: could not download ${missing[*]}; the tree is incomplete and its" \
+            "figures are not comparable with README's" >&2
+        exit 1
+    fi
     exit 0
 fi
 runs=${1:-3}
