@@ -65,7 +65,7 @@ fetch() {
         fi
         rm -f "$pkg"_*.deb
     fi
-    [ -e tree/usr/lib/jvm ] || bash "$root/bench/tree.sh" fetch || missing+=(tree)
+    [ -e tree/.complete ] || bash "$root/bench/tree.sh" fetch || missing+=(tree)
     [ -e windows/big.pdb ] || bash "$root/bench/make-windows-input.sh" "$work/windows"
     [ -e windows-real/oracle.tsv ] ||
         bash "$root/bench/make-windows-real.sh" "$work/windows-real"

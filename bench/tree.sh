@@ -18,6 +18,7 @@ tree=$work/tree
 
 if [ "${1:-}" = fetch ]; then
     mkdir -p "$tree" "$work/tree-debs"
+    rm -f "$tree/.complete"
     cd "$work/tree-debs"
     # One package at a time: a mirror that no longer serves one (ceph-osd-dbg answered
     # 404 on 2026-11-27) leaves the others unpacked, and the run names what is missing.
@@ -32,10 +33,13 @@ if [ "${1:-}" = fetch ]; then
             "figures are not comparable with README's" >&2
         exit 1
     fi
+    touch "$tree/.complete" # every package unpacked: the tree README measures
     exit 0
 fi
 runs=${1:-3}
 [ -d "$tree/usr" ] || { echo "no tree: run bench/tree.sh fetch" >&2; exit 1; }
+[ -e "$tree/.complete" ] || echo "tree.sh: the tree is incomplete (bench/tree.sh fetch names" \
+    "what it could not download): its figures are not comparable with README's" >&2
 cd "$root"
 cargo build --release --locked --quiet
 ours=$root/target/release/dumpsyms
