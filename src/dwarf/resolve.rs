@@ -115,16 +115,32 @@ impl Origins {
 pub(crate) fn unit_result(job: &Job, data: &[u8], at: usize, index: usize) -> UnitResult {
     let dwarf = job.shared.dwarf(data);
     let dwo = OnceLock::new();
-    let out = process_chunk(job, &dwarf, &dwo, at, data.len(), index, false);
+    let mut out = process_chunk(job, &dwarf, &dwo, at, data.len(), index, false);
 
-    let mut wanted: Vec<usize> = out
-        .pieces
-        .iter()
-        .flat_map(|p| std::iter::once(p.die).chain(p.inlines.iter().map(|s| s.origin)))
+    // Each DIE named (a function's, an inline origin's) gets a slot as first met, and
+    // each inlined call its origin's slot, so that each name is resolved (and
+    // demangled) once. Sorting every call's origin and searching for it again was a
+    // hundred instructions a call, and a large unit has tens of thousands of calls.
+    // Sized for about as many names as calls are inlined from each (an eighth).
+    let calls: usize = out.pieces.iter().map(|p| p.inlines.len()).sum();
+    let guess = out.pieces.len() + calls / 8;
+    let mut wanted: Vec<usize> = Vec::with_capacity(guess);
+    let mut slots = FxHashMap::with_capacity_and_hasher(guess, Default::default());
+    let mut slot = |o: usize| {
+        *slots.entry(o).or_insert_with(|| {
+            wanted.push(o);
+            wanted.len() - 1
+        })
+    };
+    let die_slots: Vec<usize> = (out.pieces.iter_mut())
+        .map(|p| {
+            for s in &mut p.inlines {
+                s.origin = slot(s.origin);
+            }
+            slot(p.die)
+        })
         .collect();
-    // Sorted and deduplicated: each name is resolved (and demangled) once.
-    wanted.sort_unstable();
-    wanted.dedup();
+    drop(slots);
     let index = index_of(std::iter::once(&out.dies), job);
     let slot_of = |name: Result<Option<ResolvedName>, Unindexed>, o| match name {
         Ok(name) => {
@@ -157,7 +173,6 @@ pub(crate) fn unit_result(job: &Job, data: &[u8], at: usize, index: usize) -> Un
         }
         crate::demangle::forget_ahead();
     }
-    let slot = |o: usize| wanted.binary_search(&o).unwrap_or_default();
     let mut origins = vec![u32::MAX; wanted.len()];
     let mut deferred_origins = Vec::new();
     // Sized once from the records it will hold (a line row takes 4 to 6 bytes, an
@@ -174,10 +189,8 @@ pub(crate) fn unit_result(job: &Job, data: &[u8], at: usize, index: usize) -> Un
         .sum();
     let mut bytes = Vec::with_capacity(estimate);
     let mut pieces = Vec::with_capacity(out.pieces.len());
-    for mut p in out.pieces {
-        for s in &mut p.inlines {
-            // Every origin is in `wanted`: it was collected from these sites.
-            s.origin = slot(s.origin);
+    for (p, die_slot) in out.pieces.into_iter().zip(die_slots) {
+        for s in &p.inlines {
             if origins[s.origin] == u32::MAX {
                 origins[s.origin] = match &names[s.origin] {
                     NameSlot::Known(n) => match keys[s.origin] {
@@ -197,7 +210,7 @@ pub(crate) fn unit_result(job: &Job, data: &[u8], at: usize, index: usize) -> Un
         pieces.push(PieceHead {
             start: p.start,
             end: p.end,
-            name: names[slot(p.die)].clone(),
+            name: names[die_slot].clone(),
             body,
         });
     }
