@@ -5,6 +5,7 @@
 //! programs, ranges, abbreviations), the units in flight and the encoded records, never
 //! all of `.debug_info` or an index of all its DIEs.
 
+mod keyed;
 mod line_program;
 mod lines;
 mod names;

@@ -4,7 +4,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use rustc_hash::FxHashMap;
+use super::keyed::KeyedMap;
 
 use crate::demangle::{Cache, Lang, demangle, sanitize_shared};
 
@@ -129,7 +129,7 @@ pub(crate) struct LinkageNames {
     /// Address and length of the string sections whose offsets are keys.
     strings: (usize, usize),
     sup_strings: (usize, usize),
-    shards: [Mutex<(FxHashMap<u64, Linked>, usize)>; 16],
+    shards: [Mutex<(KeyedMap<u64, Linked>, usize)>; 16],
 }
 
 /// A cached linkage name: the name made of it (`None` where no demangler reads it),
@@ -176,7 +176,7 @@ impl LinkageNames {
         Some(offset << 2 | tag << 1 | u64::from(lang == Lang::Rust))
     }
 
-    fn shard(&self, key: u64) -> std::sync::MutexGuard<'_, (FxHashMap<u64, Linked>, usize)> {
+    fn shard(&self, key: u64) -> std::sync::MutexGuard<'_, (KeyedMap<u64, Linked>, usize)> {
         let shard = &self.shards[(key >> 2) as usize % self.shards.len()];
         // A poisoned lock only means another worker panicked; the map is still valid.
         shard.lock().unwrap_or_else(|e| e.into_inner())

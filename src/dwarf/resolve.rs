@@ -125,7 +125,8 @@ pub(crate) fn unit_result(job: &Job, data: &[u8], at: usize, index: usize) -> Un
     let calls: usize = out.pieces.iter().map(|p| p.inlines.len()).sum();
     let guess = out.pieces.len() + calls / 8;
     let mut wanted: Vec<usize> = Vec::with_capacity(guess);
-    let mut slots = FxHashMap::with_capacity_and_hasher(guess, Default::default());
+    // Keyed: the offsets are the input's to choose.
+    let mut slots = super::keyed::with_capacity(guess);
     let mut slot = |o: usize| {
         *slots.entry(o).or_insert_with(|| {
             wanted.push(o);
