@@ -1,14 +1,14 @@
-//! Hashing for maps keyed by numbers an input chooses (DIE and string offsets, file
-//! indexes): fast as FxHash, but keyed at random per map, so that a crafted file
-//! cannot pick keys that all fall in one bucket and make each lookup walk all of them.
+//! Hashing for maps keyed by numbers an input chooses (DIE and string offsets): as fast
+//! as FxHash, but keyed at random per map, so that a crafted file cannot pick keys that
+//! all fall in one bucket and make each lookup walk all of them.
 //!
 //! FxHash is a fixed function: a file's author can search out offsets that land in one
-//! bucket, for every run of every map (a test below finds 512 in milliseconds). std's
-//! SipHash is keyed but costs several times as much, on maps probed once per inlined
-//! call. Here the key is mixed with
-//! a random seed by MurmurHash3's finalizer, which carries every bit of the key into the
-//! bucket bits. Not a cryptographic hash: it keeps a file from choosing collisions
-//! without the seed, which it never sees.
+//! bucket, for every run of every map (a test below finds 512 of them in a fraction of
+//! a second). std's SipHash is keyed but costs several times as much, on maps probed
+//! once per inlined call. Here the key is mixed with a random seed by MurmurHash3's
+//! finalizer, which carries every bit of the key into the bucket bits. Not a
+//! cryptographic hash: it keeps a file from choosing collisions without the seed, which
+//! it never sees.
 
 use std::hash::{BuildHasher, Hasher, RandomState};
 

@@ -119,9 +119,9 @@ pub(crate) fn unit_result(job: &Job, data: &[u8], at: usize, index: usize) -> Un
 
     // Each DIE named (a function's, an inline origin's) gets a slot as first met, and
     // each inlined call its origin's slot, so that each name is resolved (and
-    // demangled) once. Sorting every call's origin and searching for it again was a
-    // hundred instructions a call, and a large unit has tens of thousands of calls.
-    // Sized for about as many names as calls are inlined from each (an eighth).
+    // demangled) once. Sorting every call's origin and searching for it again was 0.9%
+    // of ceph-osdomap-tool's instructions with `--inlines`. Sized for a name per eight
+    // calls (that program writes an INLINE_ORIGIN per 11 INLINE records).
     let calls: usize = out.pieces.iter().map(|p| p.inlines.len()).sum();
     let guess = out.pieces.len() + calls / 8;
     let mut wanted: Vec<usize> = Vec::with_capacity(guess);
