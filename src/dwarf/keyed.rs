@@ -59,10 +59,6 @@ impl Hasher for KeyedHasher {
         self.write_u64(n as u64);
     }
 
-    fn write_u32(&mut self, n: u32) {
-        self.write_u64(u64::from(n));
-    }
-
     fn finish(&self) -> u64 {
         self.0
     }
