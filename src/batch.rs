@@ -136,6 +136,7 @@ impl Batch<'_> {
     pub fn missing(&self, rows: &[ById], store: &Path, skip_existing: bool) -> Summary {
         let started = Instant::now();
         self.report.progress(Progress::Start { files: rows.len() });
+        let _names = (rows.len() > 1).then(crate::demangle::across::scope);
         let outcomes = crate::workers::run(self.opts.jobs, || {
             let mut outcomes: Vec<Stored> = Vec::with_capacity(rows.len());
             for chunk in rows.chunks(rayon::current_num_threads().max(1)) {
@@ -210,6 +211,8 @@ impl Batch<'_> {
         // alone at the end with a core idle. The order of the outcomes, and which of one
         // module's inputs stays (see `Claim`), is the files' all the same.
         let order = largest_first(&files);
+        // A name demangled for one module is read, not demangled again, for the next.
+        let _names = (files.len() > 1).then(crate::demangle::across::scope);
         let outcomes =
             crate::workers::run(self.opts.jobs, rayon::current_num_threads).map(|threads| {
                 let next = AtomicUsize::new(0);
@@ -461,6 +464,9 @@ impl Batch<'_> {
         // replace the winner's file. A loser's temporary file goes when it is dropped.
         let committed = match claim {
             Some(claim) => {
+                // Synced before the lock, which every file's commit takes: a large file's
+                // sync held the small files' commits behind it.
+                file.sync().map_err(fail)?;
                 let mut claims = claim.claims.lock().unwrap_or_else(|e| e.into_inner());
                 let wins = claim.wins(claims.get(&path).copied());
                 if wins {
@@ -649,6 +655,8 @@ mod tests {
             .chain([dir.join("missing")])
             .collect();
         let order = largest_first(&files);
+        // A name demangled for one module is read, not demangled again, for the next.
+        let _names = (files.len() > 1).then(crate::demangle::across::scope);
         let _ = std::fs::remove_dir_all(&dir);
         assert_eq!(order, vec![1, 3, 4, 0, 2, 5]);
         assert!(largest_first(&[]).is_empty());

@@ -285,3 +285,70 @@ fn inputs_of_one_module_leave_the_same_file_whatever_finishes_first() {
     }
     std::fs::remove_dir_all(&work).ok();
 }
+
+/// Modules of one build share most of their names (a header's inline functions, the
+/// libraries they all link), and a batch demangles each name once for all of them: every
+/// module's file must still be what dumping it alone writes, at any thread count.
+#[test]
+fn modules_that_share_names_dump_in_a_tree_as_alone() {
+    let work = scratch("shared-names");
+    let root = work.join("tree");
+    let modules = [
+        "bin/x86_64/cpp-gcc-O2-dwarf5",
+        "bin/x86_64/cpp-gcc-O2-dwarf4",
+        "bin/x86_64/cpp-gcc-O2-dwarf5-lto",
+        "bin/x86_64/cpp-clang-O2-dwarf5",
+        "bin/x86_64/cpp-gcc-O0-dwarf5",
+        "bin/x86_64/rust-v0-O2",
+        "bin/x86_64/rust-legacy-O2",
+    ];
+    for m in modules {
+        copy(m, &root.join(m));
+    }
+    let alone: Vec<(String, Vec<u8>)> = modules
+        .iter()
+        .map(|m| {
+            let out = dumpsyms(&["--inlines", root.join(m).to_str().unwrap()]);
+            assert!(out.status.success(), "{m}");
+            (store_path(&root.join(m), &[]), out.stdout)
+        })
+        .collect();
+    // The batch has names to share: C++ names met in several modules, mangled alike.
+    let funcs = |text: &[u8]| -> std::collections::BTreeSet<String> {
+        String::from_utf8_lossy(text)
+            .lines()
+            .filter(|l| l.starts_with("FUNC ") && l.contains("::"))
+            .map(|l| l.splitn(5, ' ').nth(4).unwrap_or("").to_string())
+            .collect()
+    };
+    let shared = funcs(&alone[0].1).intersection(&funcs(&alone[3].1)).count();
+    assert!(
+        shared >= 5,
+        "only {shared} C++ names shared by gcc's and clang's"
+    );
+    for jobs in ["1", "2"] {
+        let store = work.join(format!("store-{jobs}"));
+        let out = dumpsyms(&[
+            "--inlines",
+            "--jobs",
+            jobs,
+            "--store",
+            store.to_str().unwrap(),
+            root.to_str().unwrap(),
+        ]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let stored = contents(&store);
+        assert_eq!(stored.len(), modules.len(), "{:?}", stored.keys());
+        for (key, text) in &alone {
+            assert!(
+                stored[key] == *text,
+                "--jobs {jobs}: {key} differs from its dump alone"
+            );
+        }
+    }
+    std::fs::remove_dir_all(&work).ok();
+}

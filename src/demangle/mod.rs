@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex};
 
 use rustc_hash::FxHasher;
 
+pub(crate) mod across;
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 mod gnu;
 mod rust_legacy;

@@ -6,6 +6,7 @@ use std::sync::{Arc, Mutex};
 
 use super::keyed::KeyedMap;
 
+use crate::demangle::across::Across;
 use crate::demangle::{Cache, Lang, demangle, sanitize_shared};
 
 /// Marks "no parent" and "no target".
@@ -130,6 +131,8 @@ pub(crate) struct LinkageNames {
     strings: (usize, usize),
     sup_strings: (usize, usize),
     shards: [Mutex<(KeyedMap<u64, Linked>, usize)>; 16],
+    /// The names of the batch's modules before this one, asked on a miss here.
+    across: Option<Arc<Across>>,
 }
 
 /// A cached linkage name: the name made of it (`None` where no demangler reads it),
@@ -160,6 +163,21 @@ impl LinkageNames {
             strings: (strings.as_ptr() as usize, strings.len()),
             sup_strings: (sup_strings.as_ptr() as usize, sup_strings.len()),
             shards: Default::default(),
+            across: crate::demangle::across::current(),
+        }
+    }
+
+    /// The batch's name for a mangled linkage name this module has not read before,
+    /// if a module before it had.
+    fn read_before(&self, raw: &str, lang: Lang) -> Option<Arc<str>> {
+        self.across.as_ref()?.get(raw, lang)
+    }
+
+    /// [`demangle`], through the batch's names (see [`Across`]).
+    fn demangle(&self, raw: &str, lang: Lang) -> Arc<str> {
+        match &self.across {
+            Some(across) => across.demangle(raw, lang),
+            None => demangle(raw, lang).into(),
         }
     }
 
@@ -325,20 +343,28 @@ impl<'a> DieIndex<'_, 'a> {
             let raw = crate::demangle::utf8_lossy(raw);
             let raw = self.demangled.map_or(&*raw, |cache| cache.undecorate(&raw));
             let looks_mangled = crate::demangle::looks_mangled(raw);
+            // A name with `sr` is only read on a helper thread, unless a module of the
+            // batch before this one read it.
+            let mut read_before = None;
             if let Some(watched) = watched
                 && !known_failed
                 && raw.starts_with("_Z")
                 && raw.contains("sr")
             {
-                watched.push(raw.to_string());
-                return Ok(None);
+                read_before = key.and_then(|(c, _)| c.read_before(raw, lang));
+                if read_before.is_none() {
+                    watched.push(raw.to_string());
+                    return Ok(None);
+                }
             }
             let demangled: Arc<str> = match (self.demangled, key) {
                 _ if known_failed => raw.into(),
+                _ if let Some(name) = read_before => name,
                 // As the demangling cache reads it, without keeping it a second time.
                 (Some(_), Some(_)) if !looks_mangled => raw.into(),
                 (Some(cache), None) => cache.demangle(raw, lang),
-                _ => demangle(raw, lang).into(),
+                (_, Some((linkage, _))) => linkage.demangle(raw, lang),
+                (None, None) => demangle(raw, lang).into(),
             };
             let failed = *demangled == *raw && looks_mangled;
             let name = (!failed).then(|| sanitize_shared(demangled));
