@@ -655,8 +655,6 @@ mod tests {
             .chain([dir.join("missing")])
             .collect();
         let order = largest_first(&files);
-        // A name demangled for one module is read, not demangled again, for the next.
-        let _names = (files.len() > 1).then(crate::demangle::across::scope);
         let _ = std::fs::remove_dir_all(&dir);
         assert_eq!(order, vec![1, 3, 4, 0, 2, 5]);
         assert!(largest_first(&[]).is_empty());

@@ -84,6 +84,8 @@ impl AtomicFile {
 
     /// The writer for the contents.
     pub fn writer(&mut self) -> &mut dyn Write {
+        // What is written after a sync is synced again at commit.
+        self.synced = false;
         self.writer
             .as_mut()
             .expect("writer is present until commit")

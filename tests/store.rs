@@ -1,7 +1,8 @@
 //! `--store` over whole trees: every object file under a directory is dumped into the
 //! store, one symbol file per module, and nothing else is; `--skip-existing` leaves the
 //! store alone on a second run; the store does not depend on the thread count; a file
-//! that cannot be dumped fails the run (exit 1) by name without stopping the others.
+//! that cannot be dumped fails the run (exit 1) by name without stopping the others; the
+//! names a batch demangles once for all its modules leave each file as dumped alone.
 
 mod common;
 
