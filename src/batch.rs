@@ -204,8 +204,8 @@ impl Batch<'_> {
         // One feeder thread per worker takes the next file as soon as its last is done:
         // as many files in flight as threads, and no file waits for the slowest of a
         // batch (batches in lockstep left a core idle through each large file's serial
-        // steps). The dumps themselves run on the pool, which feeders are not part of,
-        // so a worker waiting inside one dump cannot start another file.
+        // steps). Each feeder dumps on a pool of its own (`workers::for_one_file`), so
+        // that a worker waiting inside one dump cannot take another file's.
         // Largest first: a large file's serial steps (inflating its `.debug_info`,
         // writing its records) then overlap with the small files, instead of running
         // alone at the end with a core idle. The order of the outcomes, and which of one
@@ -220,6 +220,8 @@ impl Batch<'_> {
                 std::thread::scope(|scope| {
                     for _ in 0..threads.clamp(1, files.len().max(1)) {
                         scope.spawn(|| {
+                            // The shared pool where a pool of its own cannot be had.
+                            let own = crate::workers::for_one_file(self.opts.jobs).ok();
                             loop {
                                 let n = next.fetch_add(1, Ordering::Relaxed);
                                 let Some(&i) = order.get(n) else { break };
@@ -230,10 +232,12 @@ impl Batch<'_> {
                                     rank: i,
                                     first_wins: skip_existing,
                                 };
-                                let outcome = crate::workers::run(self.opts.jobs, || {
-                                    self.store_one(store, file, walked(file), &claim)
-                                })
-                                .unwrap_or_else(Stored::Failed);
+                                let one = || self.store_one(store, file, walked(file), &claim);
+                                let outcome = match &own {
+                                    Some(pool) => pool.install(one),
+                                    None => crate::workers::run(self.opts.jobs, one)
+                                        .unwrap_or_else(Stored::Failed),
+                                };
                                 self.report.progress(Progress::Done);
                                 done.lock()
                                     .unwrap_or_else(|e| e.into_inner())

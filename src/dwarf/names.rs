@@ -357,14 +357,14 @@ impl<'a> DieIndex<'_, 'a> {
                     return Ok(None);
                 }
             }
-            let demangled: Arc<str> = match (self.demangled, key) {
+            let demangled: Arc<str> = match (self.demangled, key, read_before) {
                 _ if known_failed => raw.into(),
-                _ if let Some(name) = read_before => name,
+                (_, _, Some(name)) => name,
                 // As the demangling cache reads it, without keeping it a second time.
-                (Some(_), Some(_)) if !looks_mangled => raw.into(),
-                (Some(cache), None) => cache.demangle(raw, lang),
-                (_, Some((linkage, _))) => linkage.demangle(raw, lang),
-                (None, None) => demangle(raw, lang).into(),
+                (Some(_), Some(_), None) if !looks_mangled => raw.into(),
+                (Some(cache), None, None) => cache.demangle(raw, lang),
+                (_, Some((linkage, _)), None) => linkage.demangle(raw, lang),
+                (None, None, None) => demangle(raw, lang).into(),
             };
             let failed = *demangled == *raw && looks_mangled;
             let name = (!failed).then(|| sanitize_shared(demangled));
