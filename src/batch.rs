@@ -221,7 +221,7 @@ impl Batch<'_> {
                     for _ in 0..threads.clamp(1, files.len().max(1)) {
                         scope.spawn(|| {
                             // The shared pool where a pool of its own cannot be had.
-                            let own = crate::workers::for_one_file(self.opts.jobs).ok();
+                            let own = crate::workers::for_one_file(threads).ok();
                             loop {
                                 let n = next.fetch_add(1, Ordering::Relaxed);
                                 let Some(&i) = order.get(n) else { break };

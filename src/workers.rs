@@ -36,7 +36,7 @@ pub(crate) fn run<R: Send>(
 }
 
 /// A pool of its own for one of a batch's feeders, which dumps a file at a time on it,
-/// where as many files are in flight as `jobs` (`None`: one per CPU).
+/// where `threads` files are in flight at once (as many as the batch has threads).
 ///
 /// On one shared pool, a worker that waited inside one file's dump (for the other half
 /// of a split it had handed out) took another feeder's whole next file to run meanwhile,
@@ -44,14 +44,10 @@ pub(crate) fn run<R: Send>(
 /// that file was done. A pool per feeder keeps each file's work on its own pool; the
 /// pools together have more threads than cores, and the kernel shares the cores out:
 /// on this tree (two cores, `--inlines`) the busy share of the cores went from 1.85 of
-/// 2 to 1.93. Each pool has about the square root of `jobs` workers (at least two), so
+/// 2 to 1.93. Each pool has about the square root of `threads` workers (at least two), so
 /// that one file alone can still use several cores and the threads stay few.
-pub(crate) fn for_one_file(jobs: Option<usize>) -> Result<ThreadPool, String> {
-    let threads = match jobs.unwrap_or(0) {
-        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
-        n => n,
-    };
-    build(per_file(threads))
+pub(crate) fn for_one_file(threads: usize) -> Result<ThreadPool, String> {
+    build(per_file(threads.max(1)))
 }
 
 /// Workers per file of a batch on `threads` threads: about their square root, at least
@@ -94,7 +90,7 @@ mod tests {
 
     #[test]
     fn a_dump_on_a_files_pool_stays_on_it() {
-        let pool = for_one_file(Some(9)).unwrap();
+        let pool = for_one_file(9).unwrap();
         assert_eq!(pool.current_num_threads(), 3);
         // A dump's own `run` (asking for another count) runs on the file's pool, not
         // on a shared one it would hand the work to.
