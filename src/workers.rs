@@ -4,7 +4,8 @@
 //! given) and recursion on deep names adds more, so a dump on rayon's default 2 MiB
 //! stacks could overflow where the command's would not. The library therefore runs each
 //! dump on a pool of its own, one per thread count asked for, built once and kept: a
-//! library caller and the command give the same bytes.
+//! library caller and the command give the same bytes. A batch gives each file in
+//! flight a pool of its own instead ([`for_one_file`]), with the same stacks.
 
 use std::sync::{Arc, Mutex};
 
