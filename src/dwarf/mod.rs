@@ -218,7 +218,7 @@ pub(crate) fn extract(
         .map(|sup| sup_index(sup, layout, companions, opts))
         .unwrap_or_default();
     let demangled = crate::demangle::Cache::new(crate::identity::is_x86_coff(obj));
-    let origins = Origins::default();
+    let origins = Origins::for_units(info_len, opts.inlines);
     // As the units see them (`unit::walk_unit`), so that their string sections match.
     let seen = shared.dwarf(&[]);
     let linkage = names::LinkageNames::new(

@@ -63,6 +63,21 @@ pub(crate) struct ResolvedName {
     pub from_linkage: bool,
     /// Its key in [`LinkageNames`], where it is cached there.
     pub key: Option<u64>,
+    /// Its INLINE_ORIGIN id, where the cache had one (a unit before interned it): read
+    /// with the name, so that an inline origin's costs one probe of the cache, not two.
+    pub origin: Option<u32>,
+}
+
+impl ResolvedName {
+    /// A name made from a linkage name, keyed `key` in [`LinkageNames`] where it is.
+    fn linkage(name: Arc<str>, key: Option<u64>, origin: Option<u32>) -> ResolvedName {
+        ResolvedName {
+            name,
+            from_linkage: true,
+            key,
+            origin,
+        }
+    }
 }
 
 /// The indexed DIEs of one unit, sorted by offset (the order a DIE walk produces).
@@ -139,7 +154,7 @@ pub(crate) struct LinkageNames {
 /// and its INLINE_ORIGIN id once a unit has interned it ([`NO_ORIGIN`] until then):
 /// interning by content hashed and compared names of hundreds of bytes for each unit
 /// that inlines them.
-#[derive(Clone)]
+#[derive(Debug, Clone, PartialEq)]
 struct Linked {
     name: Option<Option<Arc<str>>>,
     origin: u32,
@@ -200,10 +215,9 @@ impl LinkageNames {
         shard.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// The name made of the linkage name keyed `key`, if cached: `Some(None)` when
-    /// no demangler reads it.
-    fn get(&self, key: u64) -> Option<Option<Option<Arc<str>>>> {
-        self.shard(key).0.get(&key).map(|l| l.name.clone())
+    /// What is cached of the linkage name keyed `key`: its name and INLINE_ORIGIN id.
+    fn get(&self, key: u64) -> Option<Linked> {
+        self.shard(key).0.get(&key).cloned()
     }
 
     /// The INLINE_ORIGIN id of the name keyed `key`, from `intern` the first time.
@@ -315,12 +329,16 @@ impl<'a> DieIndex<'_, 'a> {
                 let lang = unit.lang.unwrap_or(Lang::Other);
                 let key = self.linkage.and_then(|c| Some((c, c.key(unit, l, lang)?)));
                 let cached = key.and_then(|(c, k)| c.get(k));
-                if let Some(Some(name)) = cached {
-                    return Ok(Some(name.map(|name| ResolvedName {
-                        name,
-                        from_linkage: true,
-                        key: key.map(|k| k.1),
-                    })));
+                if let Some(Linked {
+                    name: Some(n),
+                    origin,
+                }) = &cached
+                {
+                    let origin = (*origin != NO_ORIGIN).then_some(*origin);
+                    let key = key.map(|k| k.1);
+                    return Ok(Some(
+                        n.clone().map(|n| ResolvedName::linkage(n, key, origin)),
+                    ));
                 }
                 if let Some(raw) = unit.string(l) {
                     // `Some(None)`: known to be read by no demangler.
@@ -374,22 +392,14 @@ impl<'a> DieIndex<'_, 'a> {
                 cache.insert(k, name.clone());
             }
             if let Some(name) = name {
-                return Ok(Some(name.map(|name| ResolvedName {
-                    name,
-                    from_linkage: true,
-                    key: key.map(|k| k.1),
-                })));
+                let key = key.map(|k| k.1);
+                return Ok(Some(name.map(|n| ResolvedName::linkage(n, key, None))));
             }
             // A mangled name no demangler accepts: the source name is more readable, if
             // there is one; otherwise the raw symbol still identifies the function.
             if named().is_none() {
-                return Ok(Some(sanitize_shared(Arc::from(raw)).map(|name| {
-                    ResolvedName {
-                        name,
-                        from_linkage: true,
-                        key: None,
-                    }
-                })));
+                let name = sanitize_shared(Arc::from(raw));
+                return Ok(Some(name.map(|n| ResolvedName::linkage(n, None, None))));
             }
         }
         match named() {
@@ -398,6 +408,7 @@ impl<'a> DieIndex<'_, 'a> {
                     name,
                     from_linkage: false,
                     key: None,
+                    origin: None,
                 },
             ))),
             None => Ok(Some(None)),
@@ -569,6 +580,7 @@ mod tests {
                 name: "std::swap<int>".into(),
                 from_linkage: false,
                 key: None,
+                origin: None,
             })
         );
     }
@@ -609,6 +621,7 @@ mod tests {
                 name: "ns::g()".into(),
                 from_linkage: true,
                 key: None,
+                origin: None,
             })
         );
         assert_eq!(index.function_name(99), Ok(None));
@@ -640,12 +653,21 @@ mod tests {
         assert_eq!(cache.key(&split, LazyStr::Str(1), c), None);
         assert_eq!(cache.key(&own, LazyStr::Bytes(b"_Z1fv"), c), None);
         cache.insert(1 << 2, Some(Some("f()".into())));
-        assert_eq!(cache.get(1 << 2), Some(Some(Some("f()".into()))));
+        let linked = |name: Option<Option<&str>>, origin| Linked {
+            name: name.map(|n| n.map(Arc::from)),
+            origin,
+        };
+        assert_eq!(
+            cache.get(1 << 2),
+            Some(linked(Some(Some("f()")), NO_ORIGIN))
+        );
         // A name no demangler reads is kept as such, not demangled again.
         cache.insert(2 << 2, None);
-        assert_eq!(cache.get(2 << 2), Some(None));
+        assert_eq!(cache.get(2 << 2), Some(linked(None, NO_ORIGIN)));
         assert_eq!(cache.get(1 << 2 | 1), None);
         assert_eq!(cache.origin(1 << 2, || 7), 7);
         assert_eq!(cache.origin(1 << 2, || unreachable!("interned once")), 7);
+        // Its origin id comes with the name from then on.
+        assert_eq!(cache.get(1 << 2), Some(linked(Some(Some("f()")), 7)));
     }
 }

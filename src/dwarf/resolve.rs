@@ -57,6 +57,41 @@ pub(crate) struct UnitResult {
     pub warnings: Warnings,
 }
 
+/// How a name slot's INLINE_ORIGIN id is found (see [`ResolvedName::origin`]).
+#[derive(Clone, Copy)]
+enum OriginId {
+    Known(u32),
+    /// Through the linkage-name cache, which interns the name once for all units.
+    Keyed(u64),
+    Intern,
+}
+
+/// A name slot as the DIE at `o` resolved, and how its INLINE_ORIGIN id is found.
+fn slot_of(name: Result<Option<ResolvedName>, Unindexed>, o: usize) -> (NameSlot, OriginId) {
+    match name {
+        Ok(name) => {
+            let id = match &name {
+                Some(ResolvedName {
+                    origin: Some(id), ..
+                }) => OriginId::Known(*id),
+                Some(ResolvedName { key: Some(k), .. }) => OriginId::Keyed(*k),
+                _ => OriginId::Intern,
+            };
+            (NameSlot::Known(clean(name)), id)
+        }
+        Err(Unindexed(_)) => (NameSlot::Deferred(o), OriginId::Intern),
+    }
+}
+
+/// The INLINE_ORIGIN id of `name`, found as `id` says.
+fn origin_id(job: &Job, name: Option<&Name>, id: OriginId) -> u32 {
+    match id {
+        OriginId::Known(id) => id,
+        OriginId::Keyed(k) => job.linkage.origin(k, || job.origins.intern_name(name)),
+        OriginId::Intern => job.origins.intern_name(name),
+    }
+}
+
 /// Marks an origin slot whose name the second pass will give.
 const PENDING: u32 = u32::MAX - 1;
 
@@ -73,7 +108,29 @@ pub(crate) struct Origins {
     next: AtomicU32,
 }
 
+/// What [`Origins::for_units`] sizes for: a name per this many bytes of `.debug_info`
+/// (ceph-osd and ceph-osdomap-tool write one per 3.4 KB, libjvm one per 6.7), at most
+/// [`ORIGINS_RESERVED`] in all, so that a section that claims to be huge reserves little.
+const INFO_BYTES_PER_ORIGIN: usize = 4096;
+const ORIGINS_RESERVED: usize = 1 << 18;
+
 impl Origins {
+    /// Sized for the names of `.debug_info` of `info_len` bytes, when `inlines` (they
+    /// are only interned then): grown from nothing, the maps were rehashed, each name
+    /// hashed again, several times over.
+    pub(crate) fn for_units(info_len: usize, inlines: bool) -> Origins {
+        let origins = Origins::default();
+        if inlines {
+            let per_shard =
+                (info_len / INFO_BYTES_PER_ORIGIN).min(ORIGINS_RESERVED) / origins.shards.len();
+            for shard in &origins.shards {
+                let mut map = shard.lock().unwrap_or_else(|e| e.into_inner());
+                map.reserve(per_shard);
+            }
+        }
+        origins
+    }
+
     /// The id of `name`, added on first sight.
     pub(crate) fn intern(&self, name: &str, shared: Option<&Arc<str>>) -> u32 {
         let hash = BuildHasherDefault::<FxHasher>::default().hash_one(name);
@@ -143,25 +200,18 @@ pub(crate) fn unit_result(job: &Job, data: &[u8], at: usize, index: usize) -> Un
         .collect();
     drop(slots);
     let index = index_of(std::iter::once(&out.dies), job);
-    let slot_of = |name: Result<Option<ResolvedName>, Unindexed>, o| match name {
-        Ok(name) => {
-            let key = name.as_ref().and_then(|n| n.key);
-            (NameSlot::Known(clean(name)), key)
-        }
-        Err(Unindexed(_)) => (NameSlot::Deferred(o), None),
-    };
     // The names GNU's demangler reads on a watched thread are named last, all
     // demangled in one handoff to it.
     let mut watched = Vec::new();
     let mut later = Vec::new();
-    let (mut names, mut keys): (Vec<NameSlot>, Vec<Option<u64>>) = (wanted.iter())
+    let (mut names, mut ids): (Vec<NameSlot>, Vec<OriginId>) = (wanted.iter())
         .enumerate()
         .map(
             |(i, &o)| match index.name_unless_watched(o, Some(&mut watched)) {
                 Ok(Some(name)) => slot_of(Ok(name), o),
                 Ok(None) => {
                     later.push(i);
-                    (NameSlot::Deferred(o), None)
+                    (NameSlot::Deferred(o), OriginId::Intern)
                 }
                 Err(e) => slot_of(Err(e), o),
             },
@@ -170,7 +220,7 @@ pub(crate) fn unit_result(job: &Job, data: &[u8], at: usize, index: usize) -> Un
     if !later.is_empty() {
         crate::demangle::demangle_ahead(watched);
         for i in later {
-            (names[i], keys[i]) = slot_of(index.function_name(wanted[i]), wanted[i]);
+            (names[i], ids[i]) = slot_of(index.function_name(wanted[i]), wanted[i]);
         }
         crate::demangle::forget_ahead();
     }
@@ -194,12 +244,7 @@ pub(crate) fn unit_result(job: &Job, data: &[u8], at: usize, index: usize) -> Un
         for s in &p.inlines {
             if origins[s.origin] == u32::MAX {
                 origins[s.origin] = match &names[s.origin] {
-                    NameSlot::Known(n) => match keys[s.origin] {
-                        Some(k) => job
-                            .linkage
-                            .origin(k, || job.origins.intern_name(n.as_ref())),
-                        None => job.origins.intern_name(n.as_ref()),
-                    },
+                    NameSlot::Known(n) => origin_id(job, n.as_ref(), ids[s.origin]),
                     NameSlot::Deferred(o) => {
                         deferred_origins.push((s.origin as u32, *o));
                         PENDING

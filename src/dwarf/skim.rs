@@ -85,6 +85,9 @@ pub(super) struct Plan {
     /// and its size, where the walk reads none of its children: they are then stepped
     /// over all at once, after the DIE itself (read or not).
     sibling: Option<(usize, u8)>,
+    /// The same, for a DIE the walk reads whose children it may then decide to step
+    /// over (see [`Plan::sibling_of_read`]).
+    read_sibling: Option<(usize, u8)>,
     /// How to go through its attributes: stepping over all of them (a DIE the walk
     /// does not read), or over the unused ones and reading the others (one it reads);
     /// `None` when gimli must (an indirect form, an unknown one).
@@ -158,6 +161,8 @@ impl<'u, 'a> Plans<'u, 'a> {
             let mut made = plan(abbrev, header, wanted, slot);
             if made.has_children && childless(abbrev) {
                 made.sibling = sibling_at(abbrev.attributes(), header);
+            } else if made.has_children && made.want == Want::Read {
+                made.read_sibling = sibling_at(abbrev.attributes(), header);
             }
             Some(made)
         };
@@ -191,6 +196,7 @@ fn plan(
         has_children: abbrev.has_children(),
         tag: abbrev.tag(),
         sibling: None,
+        read_sibling: None,
         steps,
         fixed,
     }
@@ -223,6 +229,23 @@ fn sibling_at(specs: &[AttributeSpecification], header: &UnitHeader<R<'_>>) -> O
         at += spec.size(header)?;
     }
     None
+}
+
+/// The reference of `size` bytes at `offset` bytes from `pos` (a [`Plan`]'s sibling).
+fn read_reference(
+    data: &[u8],
+    pos: usize,
+    (offset, size): (usize, u8),
+    endian: RunTimeEndian,
+) -> Option<u64> {
+    let start = pos.checked_add(offset)?;
+    let bytes = data.get(start..start.checked_add(usize::from(size))?)?;
+    Some(match bytes.len() {
+        1 => u64::from(bytes[0]),
+        2 => u64::from(endian.read_u16(bytes)),
+        4 => u64::from(endian.read_u32(bytes)),
+        _ => endian.read_u64(bytes),
+    })
 }
 
 fn steps(
@@ -364,15 +387,18 @@ impl Plan {
     /// Where the next sibling of a DIE whose attributes start at `pos` is, as a unit
     /// offset, when the plan steps over its children.
     pub(super) fn sibling(&self, data: &[u8], pos: usize, endian: RunTimeEndian) -> Option<u64> {
-        let (offset, size) = self.sibling?;
-        let start = pos.checked_add(offset)?;
-        let bytes = data.get(start..start.checked_add(usize::from(size))?)?;
-        Some(match bytes.len() {
-            1 => u64::from(bytes[0]),
-            2 => u64::from(endian.read_u16(bytes)),
-            4 => u64::from(endian.read_u32(bytes)),
-            _ => endian.read_u64(bytes),
-        })
+        read_reference(data, pos, self.sibling?, endian)
+    }
+
+    /// Where the next sibling of a DIE the walk read, whose attributes start at `pos`,
+    /// is, as a unit offset, for a walk that then finds nothing to read in its children.
+    pub(super) fn sibling_of_read(
+        &self,
+        data: &[u8],
+        pos: usize,
+        endian: RunTimeEndian,
+    ) -> Option<u64> {
+        read_reference(data, pos, self.read_sibling?, endian)
     }
 
     /// [`Plan::go`] for a DIE the walk does not read.
@@ -526,6 +552,7 @@ mod tests {
             has_children: false,
             tag: constants::DW_TAG_variable,
             sibling: None,
+            read_sibling: None,
             steps: Some(m),
             fixed: None,
         };
@@ -576,6 +603,7 @@ mod tests {
                 has_children: false,
                 tag: constants::DW_TAG_member,
                 sibling: None,
+                read_sibling: None,
                 steps: steps.clone(),
                 fixed: None,
             };
@@ -584,6 +612,7 @@ mod tests {
                 has_children: false,
                 tag: constants::DW_TAG_member,
                 sibling: None,
+                read_sibling: None,
                 steps,
                 fixed: size,
             };
@@ -624,6 +653,7 @@ mod tests {
             has_children: true,
             tag: constants::DW_TAG_subprogram,
             sibling: None,
+            read_sibling: None,
             steps: Some(s),
             fixed: None,
         };
