@@ -329,20 +329,20 @@ impl<'a> DieIndex<'_, 'a> {
                 let lang = unit.lang.unwrap_or(Lang::Other);
                 let key = self.linkage.and_then(|c| Some((c, c.key(unit, l, lang)?)));
                 let cached = key.and_then(|(c, k)| c.get(k));
+                // `Some(None)` below: known to be read by no demangler.
+                let known = cached.is_some();
+                // Taken by value: the name's count is raised once, by `get`.
                 if let Some(Linked {
                     name: Some(n),
                     origin,
-                }) = &cached
+                }) = cached
                 {
-                    let origin = (*origin != NO_ORIGIN).then_some(*origin);
+                    let origin = (origin != NO_ORIGIN).then_some(origin);
                     let key = key.map(|k| k.1);
-                    return Ok(Some(
-                        n.clone().map(|n| ResolvedName::linkage(n, key, origin)),
-                    ));
+                    return Ok(Some(n.map(|n| ResolvedName::linkage(n, key, origin))));
                 }
                 if let Some(raw) = unit.string(l) {
-                    // `Some(None)`: known to be read by no demangler.
-                    linkage = Some((raw, lang, key, cached.is_some()));
+                    linkage = Some((raw, lang, key, known));
                     break;
                 }
             }

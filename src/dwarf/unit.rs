@@ -1878,19 +1878,20 @@ mod tests {
             let to = (info.len() as u32).to_le_bytes();
             info[at..at + 4].copy_from_slice(&to);
         };
+        // A function at `low` holding an inlined call of `origin` (itself when `None`),
+        // which holds a function at `inner_low`; returns both functions' offsets.
+        let with_call = |info: &mut Vec<u8>, name, low, origin: Option<usize>, inner_low| {
+            let outer = function(info, 2, name, low);
+            let sibling = call(info, origin.unwrap_or(outer));
+            let inner = function(info, 4, "inner", inner_low);
+            info.push(0);
+            patch(info, sibling);
+            info.push(0);
+            (outer, inner)
+        };
         info.push(1);
-        let dropped = function(&mut info, 2, "dropped", 0);
-        let sibling = call(&mut info, dropped);
-        let hidden = function(&mut info, 4, "hidden", 0x2000);
-        info.push(0);
-        patch(&mut info, sibling);
-        info.push(0);
-        let live = function(&mut info, 2, "live", 0x1000);
-        let sibling = call(&mut info, dropped);
-        let walked = function(&mut info, 4, "walked", 0x3000);
-        info.push(0);
-        patch(&mut info, sibling);
-        info.push(0);
+        let (dropped, hidden) = with_call(&mut info, "dropped", 0, None, 0x2000);
+        let (live, walked) = with_call(&mut info, "live", 0x1000, Some(dropped), 0x3000);
         let after = function(&mut info, 4, "after", 0x4000);
         info.push(0);
         let length = (info.len() - 4) as u32;
