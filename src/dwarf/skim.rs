@@ -11,6 +11,8 @@
 //! indirect form, a code the abbreviations lack) is left to gimli, whose reading of
 //! that DIE gives the same result and the same errors as before.
 
+use std::num::NonZeroU8;
+
 use gimli::{AttributeSpecification, Endianity, RunTimeEndian, UnitHeader, constants};
 
 use super::R;
@@ -76,25 +78,37 @@ pub(super) enum Want {
 }
 
 /// What the walk needs of an abbreviation, decided once.
+///
+/// Kept small: a unit's table of plans is read once per DIE, and at 80 bytes a plan (a
+/// few hundred plans a unit) it did not stay in the first-level cache, which made
+/// that lookup the walk's costliest stall.
 #[derive(Debug)]
 pub(super) struct Plan {
     pub want: Want,
     pub has_children: bool,
     pub tag: constants::DwTag,
-    /// Where its `DW_AT_sibling` reference is (bytes from the start of its attributes)
-    /// and its size, where the walk reads none of its children: they are then stepped
-    /// over all at once, after the DIE itself (read or not).
-    sibling: Option<(usize, u8)>,
+    /// Where its `DW_AT_sibling` reference is, where the walk reads none of its
+    /// children: they are then stepped over all at once, after the DIE itself (read or
+    /// not).
+    sibling: Option<SiblingAt>,
     /// The same, for a DIE the walk reads whose children it may then decide to step
     /// over (see [`Plan::sibling_of_read`]).
-    read_sibling: Option<(usize, u8)>,
+    read_sibling: Option<SiblingAt>,
     /// How to go through its attributes: stepping over all of them (a DIE the walk
     /// does not read), or over the unused ones and reading the others (one it reads);
     /// `None` when gimli must (an indirect form, an unknown one).
-    steps: Option<Vec<Step>>,
+    steps: Option<Box<[Step]>>,
     /// The size of its attributes when they are all of fixed-size forms and the walk
     /// steps over them: most of the DIEs it steps over (members, types, parameters).
     fixed: Option<u32>,
+}
+
+/// Where a DIE's `DW_AT_sibling` reference is: bytes from the start of its attributes,
+/// and its size.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct SiblingAt {
+    offset: u32,
+    size: NonZeroU8,
 }
 
 /// Codes below this are planned in a table, grown to the largest code a unit uses;
@@ -189,7 +203,7 @@ fn plan(
 ) -> Plan {
     let want = wanted(abbrev);
     let slot = |name| if want == Want::Read { slot(name) } else { None };
-    let steps = steps(abbrev.attributes(), header, slot);
+    let steps = steps(abbrev.attributes(), header, slot).map(Vec::into_boxed_slice);
     let fixed = fixed_size(steps.as_deref());
     Plan {
         want,
@@ -212,8 +226,8 @@ fn fixed_size(steps: Option<&[Step]>) -> Option<u32> {
 
 /// Where a `DW_AT_sibling` of a fixed-size reference form is, when only fixed-size
 /// attributes come before it (GCC writes it last, `DW_FORM_ref4`, after fixed-size
-/// ones): its offset from the first attribute, and its size.
-fn sibling_at(specs: &[AttributeSpecification], header: &UnitHeader<R<'_>>) -> Option<(usize, u8)> {
+/// ones).
+fn sibling_at(specs: &[AttributeSpecification], header: &UnitHeader<R<'_>>) -> Option<SiblingAt> {
     let mut at = 0usize;
     for spec in specs {
         if spec.name() == constants::DW_AT_sibling {
@@ -224,22 +238,20 @@ fn sibling_at(specs: &[AttributeSpecification], header: &UnitHeader<R<'_>>) -> O
                 constants::DW_FORM_ref8 => 8,
                 _ => return None,
             };
-            return Some((at, size));
+            return Some(SiblingAt {
+                offset: u32::try_from(at).ok()?,
+                size: NonZeroU8::new(size)?,
+            });
         }
         at += spec.size(header)?;
     }
     None
 }
 
-/// The reference of `size` bytes at `offset` bytes from `pos` (a [`Plan`]'s sibling).
-fn read_reference(
-    data: &[u8],
-    pos: usize,
-    (offset, size): (usize, u8),
-    endian: RunTimeEndian,
-) -> Option<u64> {
-    let start = pos.checked_add(offset)?;
-    let bytes = data.get(start..start.checked_add(usize::from(size))?)?;
+/// The reference a [`Plan`]'s sibling says is in the attributes that start at `pos`.
+fn read_reference(data: &[u8], pos: usize, at: SiblingAt, endian: RunTimeEndian) -> Option<u64> {
+    let start = pos.checked_add(usize::try_from(at.offset).ok()?)?;
+    let bytes = data.get(start..start.checked_add(usize::from(at.size.get()))?)?;
     Some(match bytes.len() {
         1 => u64::from(bytes[0]),
         2 => u64::from(endian.read_u16(bytes)),
@@ -553,7 +565,7 @@ mod tests {
             tag: constants::DW_TAG_variable,
             sibling: None,
             read_sibling: None,
-            steps: Some(m),
+            steps: Some(m.into()),
             fixed: None,
         };
         let mut die = vec![1, 2, 3, 4, 5]; // strp, data1
@@ -604,7 +616,7 @@ mod tests {
                 tag: constants::DW_TAG_member,
                 sibling: None,
                 read_sibling: None,
-                steps: steps.clone(),
+                steps: steps.clone().map(Into::into),
                 fixed: None,
             };
             let fast = Plan {
@@ -613,7 +625,7 @@ mod tests {
                 tag: constants::DW_TAG_member,
                 sibling: None,
                 read_sibling: None,
-                steps,
+                steps: steps.map(Into::into),
                 fixed: size,
             };
             // The whole DIE, cut anywhere, or at an offset past the data's end.
@@ -654,7 +666,7 @@ mod tests {
             tag: constants::DW_TAG_subprogram,
             sibling: None,
             read_sibling: None,
-            steps: Some(s),
+            steps: Some(s.into()),
             fixed: None,
         };
         let die = [0, 9, b'f', b'\0', 1];
@@ -677,6 +689,12 @@ mod tests {
         let bytes = |n| Some(vec![Step::Over(Move::Bytes(n))]);
         assert_eq!(steps(&ref_addr, &header(2), none), bytes(8));
         assert_eq!(steps(&ref_addr, &header(3), none), bytes(4));
+    }
+
+    #[test]
+    fn plans_stay_small() {
+        // See `Plan`: the table of a unit's plans is read once per DIE.
+        assert!(size_of::<Option<Plan>>() <= 48, "{}", size_of::<Option<Plan>>());
     }
 
     #[test]
