@@ -79,7 +79,7 @@ pub(super) enum Want {
 
 /// What the walk needs of an abbreviation, decided once.
 ///
-/// Kept small: a unit's table of plans is read once per DIE, and at 80 bytes a plan (a
+/// Kept small: a unit's table of plans is read once per DIE, and at 88 bytes a plan (a
 /// few hundred plans a unit) it did not stay in the first-level cache, which made
 /// that lookup the walk's costliest stall.
 #[derive(Debug)]
@@ -694,7 +694,11 @@ mod tests {
     #[test]
     fn plans_stay_small() {
         // See `Plan`: the table of a unit's plans is read once per DIE.
-        assert!(size_of::<Option<Plan>>() <= 48, "{}", size_of::<Option<Plan>>());
+        assert!(
+            size_of::<Option<Plan>>() <= 48,
+            "{}",
+            size_of::<Option<Plan>>()
+        );
     }
 
     #[test]
