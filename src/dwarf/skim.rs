@@ -127,6 +127,10 @@ pub(super) struct Plans<'u, 'a> {
     childless: &'u dyn Fn(&gimli::Abbreviation) -> bool,
     /// For codes beyond the table.
     large: std::collections::HashMap<u64, Plan>,
+    /// Where a plan's steps are gathered before being boxed at their final length (a
+    /// vector of one step per attribute, shrunk when boxed, was reallocated by nearly
+    /// every plan).
+    scratch: Vec<Step>,
 }
 
 impl<'u, 'a> Plans<'u, 'a> {
@@ -147,6 +151,7 @@ impl<'u, 'a> Plans<'u, 'a> {
             slot,
             childless,
             large: std::collections::HashMap::new(),
+            scratch: Vec::new(),
         }
     }
 
@@ -170,9 +175,10 @@ impl<'u, 'a> Plans<'u, 'a> {
             self.slot,
             self.childless,
         );
-        let make = || {
+        let scratch = &mut self.scratch;
+        let mut make = || {
             let abbrev = abbreviations.get(code)?;
-            let mut made = plan(abbrev, header, wanted, slot);
+            let mut made = plan(abbrev, header, wanted, slot, scratch);
             if made.has_children && childless(abbrev) {
                 made.sibling = sibling_at(abbrev.attributes(), header);
             } else if made.has_children && made.want == Want::Read {
@@ -200,10 +206,12 @@ fn plan(
     header: &UnitHeader<R<'_>>,
     wanted: &dyn Fn(&gimli::Abbreviation) -> Want,
     slot: fn(constants::DwAt) -> Option<u8>,
+    scratch: &mut Vec<Step>,
 ) -> Plan {
     let want = wanted(abbrev);
     let slot = |name| if want == Want::Read { slot(name) } else { None };
-    let steps = steps(abbrev.attributes(), header, slot).map(Vec::into_boxed_slice);
+    let steps =
+        steps_into(scratch, abbrev.attributes(), header, slot).map(|()| Box::from(&scratch[..]));
     let fixed = fixed_size(steps.as_deref());
     Plan {
         want,
@@ -260,12 +268,13 @@ fn read_reference(data: &[u8], pos: usize, at: SiblingAt, endian: RunTimeEndian)
     })
 }
 
-fn steps(
+fn steps_into(
+    out: &mut Vec<Step>,
     specs: &[AttributeSpecification],
     header: &UnitHeader<R<'_>>,
     slot: impl Fn(constants::DwAt) -> Option<u8>,
-) -> Option<Vec<Step>> {
-    let mut out: Vec<Step> = Vec::with_capacity(specs.len());
+) -> Option<()> {
+    out.clear();
     for spec in specs {
         if let Some(i) = slot(spec.name()) {
             out.push(Step::Read(Read::new(*spec, i, header.encoding())));
@@ -295,7 +304,7 @@ fn steps(
             _ => out.push(Step::Over(m)),
         }
     }
-    Some(out)
+    Some(())
 }
 
 /// Reads an unsigned LEB128 at `data[*pos..]`; `None` at the end of the data or past 64
@@ -513,6 +522,16 @@ fn decoding(spec: AttributeSpecification, encoding: gimli::Encoding) -> (Decode,
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `steps_into` into a vector of its own.
+    fn steps(
+        specs: &[AttributeSpecification],
+        header: &UnitHeader<R<'_>>,
+        slot: impl Fn(constants::DwAt) -> Option<u8>,
+    ) -> Option<Vec<Step>> {
+        let mut out = Vec::new();
+        steps_into(&mut out, specs, header, slot).map(|()| out)
+    }
 
     fn header(version: u16) -> UnitHeader<R<'static>> {
         let encoding = gimli::Encoding {
