@@ -217,14 +217,19 @@ impl Batch<'_> {
             crate::workers::run(self.opts.jobs, rayon::current_num_threads).map(|threads| {
                 let next = AtomicUsize::new(0);
                 let done: Mutex<Vec<(usize, Stored)>> = Mutex::new(Vec::new());
+                let tail = std::sync::Arc::new(crate::workers::Tail::default());
                 std::thread::scope(|scope| {
                     for _ in 0..threads.clamp(1, files.len().max(1)) {
                         scope.spawn(|| {
+                            let _stopped = crate::workers::BeginOnDrop(&tail);
                             // The shared pool where a pool of its own cannot be had.
-                            let own = crate::workers::for_one_file(threads).ok();
+                            let own = crate::workers::for_one_file(threads, &tail).ok();
                             loop {
                                 let n = next.fetch_add(1, Ordering::Relaxed);
                                 let Some(&i) = order.get(n) else { break };
+                                if n + 1 == order.len() {
+                                    tail.begin();
+                                }
                                 let file = &files[i];
                                 self.report.progress(Progress::File(file));
                                 let claim = Claim {

@@ -7,7 +7,7 @@
 //! library caller and the command give the same bytes. A batch gives each file in
 //! flight a pool of its own instead ([`for_one_file`]), with the same stacks.
 
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 
 use rayon::{ThreadPool, ThreadPoolBuilder};
 
@@ -46,9 +46,69 @@ pub(crate) fn run<R: Send>(
 /// pools together have more threads than cores, and the kernel shares the cores out:
 /// on this tree (two cores, `--inlines`) the busy share of the cores went from 1.85 of
 /// 2 to 1.93. Each pool has about the square root of `threads` workers (at least two), so
-/// that one file alone can still use several cores and the threads stay few.
-pub(crate) fn for_one_file(threads: usize) -> Result<ThreadPool, String> {
-    build(per_file(threads.max(1)))
+/// that one file alone can still use several cores and the threads stay few; while other
+/// files wait in the batch's queue, all but one of them are held ([`Tail`]).
+pub(crate) fn for_one_file(threads: usize, tail: &Arc<Tail>) -> Result<ThreadPool, String> {
+    let pool = build(per_file(threads.max(1)))?;
+    tail.hold(&pool);
+    Ok(pool)
+}
+
+/// Whether a batch's last file has been taken; until then, all but one worker of each
+/// of its feeders' pools are held off the cores.
+///
+/// With files queued every core already has a file's work; a second worker per file
+/// then only adds threads for the kernel to share the same cores between (two files
+/// with an inflating thread and two workers each: six threads on two cores). Held, the
+/// whole tree with `--inlines` took 3.6% less wall and 5% less CPU over eight
+/// alternating runs, all eight faster (README, Performance). Once nothing is queued a
+/// file may be the last one running, and its held workers are let go so that it has the
+/// cores the finished feeders leave.
+#[derive(Default)]
+pub(crate) struct Tail {
+    begun: Mutex<bool>,
+    changed: Condvar,
+}
+
+impl Tail {
+    /// Nothing is queued any more: every held worker is let go, and none is held again.
+    pub(crate) fn begin(&self) {
+        *self.begun.lock().unwrap_or_else(|e| e.into_inner()) = true;
+        self.changed.notify_all();
+    }
+
+    /// Holds all but one of `pool`'s workers until [`Tail::begin`], each in a job that
+    /// waits for it, and returns once they are held (or let go), so that the file
+    /// installed next starts on the one worker left.
+    fn hold(self: &Arc<Self>, pool: &ThreadPool) {
+        let wanted = pool.current_num_threads().saturating_sub(1);
+        let held = Arc::new((Mutex::new(0usize), Condvar::new()));
+        for _ in 0..wanted {
+            let (held, tail) = (held.clone(), self.clone());
+            pool.spawn(move || {
+                *held.0.lock().unwrap_or_else(|e| e.into_inner()) += 1;
+                held.1.notify_all();
+                let mut begun = tail.begun.lock().unwrap_or_else(|e| e.into_inner());
+                while !*begun {
+                    begun = tail.changed.wait(begun).unwrap_or_else(|e| e.into_inner());
+                }
+            });
+        }
+        // The pool is new and idle: each of its other workers takes one of these jobs.
+        let mut n = held.0.lock().unwrap_or_else(|e| e.into_inner());
+        while *n < wanted {
+            n = held.1.wait(n).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+}
+
+/// Lets a batch's held workers go when dropped: when a feeder stops, however it stops.
+pub(crate) struct BeginOnDrop<'a>(pub &'a Tail);
+
+impl Drop for BeginOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.begin();
+    }
 }
 
 /// Workers per file of a batch on `threads` threads: about their square root, at least
@@ -82,6 +142,7 @@ fn pool(threads: usize) -> Result<Arc<ThreadPool>, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
 
     #[test]
     fn a_file_of_a_batch_gets_about_the_square_root_of_the_threads() {
@@ -89,9 +150,69 @@ mod tests {
         assert_eq!(got, [1, 2, 2, 2, 4, 4, 8]);
     }
 
+    /// The most of `tasks` jobs, each taking `each`, that ran at once on `pool`.
+    fn most_at_once(pool: &ThreadPool, tasks: usize, each: std::time::Duration) -> usize {
+        let (now, most) = (AtomicUsize::new(0), AtomicUsize::new(0));
+        pool.install(|| {
+            rayon::scope(|s| {
+                for _ in 0..tasks {
+                    s.spawn(|_| {
+                        let n = now.fetch_add(1, Ordering::SeqCst) + 1;
+                        most.fetch_max(n, Ordering::SeqCst);
+                        std::thread::sleep(each);
+                        now.fetch_sub(1, Ordering::SeqCst);
+                    });
+                }
+            })
+        });
+        most.into_inner()
+    }
+
+    #[test]
+    fn a_files_pool_works_on_one_worker_until_the_tail_begins() {
+        let tail = Arc::new(Tail::default());
+        let pool = for_one_file(9, &tail).unwrap();
+        assert_eq!(pool.current_num_threads(), 3);
+        // Jobs long enough for a free worker to take some: none is free.
+        let tick = std::time::Duration::from_millis(20);
+        assert_eq!(most_at_once(&pool, 6, tick), 1);
+        tail.begin();
+        assert!(all_at_once(&pool, 3));
+        // A pool made once the tail has begun holds none.
+        let late = for_one_file(4, &tail).unwrap();
+        assert_eq!(late.current_num_threads(), 2);
+        assert!(all_at_once(&late, 2));
+    }
+
+    /// Whether `k` jobs on `pool`, each waiting (up to a minute) for all `k` to have
+    /// started, all ran at once.
+    fn all_at_once(pool: &ThreadPool, k: usize) -> bool {
+        let (arrived, all) = (Mutex::new(0usize), Condvar::new());
+        let met = AtomicUsize::new(0);
+        pool.install(|| {
+            rayon::scope(|s| {
+                for _ in 0..k {
+                    s.spawn(|_| {
+                        let mut n = arrived.lock().unwrap();
+                        *n += 1;
+                        all.notify_all();
+                        let minute = std::time::Duration::from_secs(60);
+                        let (n, _) = all.wait_timeout_while(n, minute, |n| *n < k).unwrap();
+                        if *n == k {
+                            met.fetch_add(1, Ordering::SeqCst);
+                        }
+                    });
+                }
+            })
+        });
+        met.into_inner() == k
+    }
+
     #[test]
     fn a_dump_on_a_files_pool_stays_on_it() {
-        let pool = for_one_file(9).unwrap();
+        let tail = Arc::new(Tail::default());
+        tail.begin();
+        let pool = for_one_file(9, &tail).unwrap();
         assert_eq!(pool.current_num_threads(), 3);
         // A dump's own `run` (asking for another count) runs on the file's pool, not
         // on a shared one it would hand the work to.
