@@ -7,7 +7,7 @@
 //! library caller and the command give the same bytes. A batch gives each file in
 //! flight a pool of its own instead ([`for_one_file`]), with the same stacks.
 
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::{Arc, Barrier, Condvar, Mutex};
 
 use rayon::{ThreadPool, ThreadPoolBuilder};
 
@@ -82,12 +82,11 @@ impl Tail {
     /// installed next starts on the one worker left.
     fn hold(self: &Arc<Self>, pool: &ThreadPool) {
         let wanted = pool.current_num_threads().saturating_sub(1);
-        let held = Arc::new((Mutex::new(0usize), Condvar::new()));
+        let held = Arc::new(Barrier::new(wanted + 1));
         for _ in 0..wanted {
             let (held, tail) = (held.clone(), self.clone());
             pool.spawn(move || {
-                *held.0.lock().unwrap_or_else(|e| e.into_inner()) += 1;
-                held.1.notify_all();
+                held.wait();
                 let mut begun = tail.begun.lock().unwrap_or_else(|e| e.into_inner());
                 while !*begun {
                     begun = tail.changed.wait(begun).unwrap_or_else(|e| e.into_inner());
@@ -95,10 +94,7 @@ impl Tail {
             });
         }
         // The pool is new and idle: each of its other workers takes one of these jobs.
-        let mut n = held.0.lock().unwrap_or_else(|e| e.into_inner());
-        while *n < wanted {
-            n = held.1.wait(n).unwrap_or_else(|e| e.into_inner());
-        }
+        held.wait();
     }
 }
 

@@ -210,8 +210,7 @@ fn plan(
 ) -> Plan {
     let want = wanted(abbrev);
     let slot = |name| if want == Want::Read { slot(name) } else { None };
-    let steps =
-        steps_into(scratch, abbrev.attributes(), header, slot).map(|()| Box::from(&scratch[..]));
+    let steps = boxed_steps(scratch, abbrev.attributes(), header, slot);
     let fixed = fixed_size(steps.as_deref());
     Plan {
         want,
@@ -268,12 +267,14 @@ fn read_reference(data: &[u8], pos: usize, at: SiblingAt, endian: RunTimeEndian)
     })
 }
 
-fn steps_into(
-    out: &mut Vec<Step>,
+/// The steps through attributes `specs`, gathered in `scratch` and boxed at their length.
+fn boxed_steps(
+    scratch: &mut Vec<Step>,
     specs: &[AttributeSpecification],
     header: &UnitHeader<R<'_>>,
     slot: impl Fn(constants::DwAt) -> Option<u8>,
-) -> Option<()> {
+) -> Option<Box<[Step]>> {
+    let out = scratch;
     out.clear();
     for spec in specs {
         if let Some(i) = slot(spec.name()) {
@@ -304,7 +305,7 @@ fn steps_into(
             _ => out.push(Step::Over(m)),
         }
     }
-    Some(())
+    Some(Box::from(&out[..]))
 }
 
 /// Reads an unsigned LEB128 at `data[*pos..]`; `None` at the end of the data or past 64
@@ -523,14 +524,13 @@ fn decoding(spec: AttributeSpecification, encoding: gimli::Encoding) -> (Decode,
 mod tests {
     use super::*;
 
-    /// `steps_into` into a vector of its own.
+    /// [`boxed_steps`] as a vector.
     fn steps(
         specs: &[AttributeSpecification],
         header: &UnitHeader<R<'_>>,
         slot: impl Fn(constants::DwAt) -> Option<u8>,
     ) -> Option<Vec<Step>> {
-        let mut out = Vec::new();
-        steps_into(&mut out, specs, header, slot).map(|()| out)
+        boxed_steps(&mut Vec::new(), specs, header, slot).map(Vec::from)
     }
 
     fn header(version: u16) -> UnitHeader<R<'static>> {
