@@ -267,14 +267,14 @@ fn read_reference(data: &[u8], pos: usize, at: SiblingAt, endian: RunTimeEndian)
     })
 }
 
-/// The steps through attributes `specs`, gathered in `scratch` and boxed at their length.
+/// The steps through attributes `specs`, gathered in `out` (a scratch vector kept
+/// between plans) and boxed at their length.
 fn boxed_steps(
-    scratch: &mut Vec<Step>,
+    out: &mut Vec<Step>,
     specs: &[AttributeSpecification],
     header: &UnitHeader<R<'_>>,
     slot: impl Fn(constants::DwAt) -> Option<u8>,
 ) -> Option<Box<[Step]>> {
-    let out = scratch;
     out.clear();
     for spec in specs {
         if let Some(i) = slot(spec.name()) {
