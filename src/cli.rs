@@ -212,7 +212,13 @@ struct SymbolizeArgs {
     /// Give up on a symbol server after SECS without progress [default: 10]
     #[arg(long = "server-timeout", value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..))]
     server_timeout: Option<u64>,
-    /// Write the frames found as JSON instead of the report with its frames resolved
+    /// Resolve no module from a local file that the report does not identify by build
+    /// ID (by default such frames are resolved where their offsets fall in the file's
+    /// code, marked unverified, with a warning)
+    #[arg(long = "verified-only")]
+    verified_only: bool,
+    /// Write the frames found as JSON records instead of the report with its frames
+    /// resolved
     #[arg(long)]
     json: bool,
     /// The report [default: standard input]
@@ -245,6 +251,7 @@ impl SymbolizeArgs {
             } else {
                 Debuginfod::from_env()
             },
+            verified_only: self.verified_only,
         }
     }
 }

@@ -302,7 +302,15 @@ fn a_captured_on_device_trace_reads_as_llvm_symbolizer_reads_its_pcs() {
         }
     }
     let mut got: Vec<(String, Vec<String>)> = Vec::new();
-    for frame in doc["threads"][0].as_array().unwrap() {
+    // One record per PC, as for a text report, its thread and frame numbers given.
+    for frame in doc.as_array().unwrap() {
+        assert!(
+            frame["line"].is_null() && frame["frame"].is_u64(),
+            "{frame}"
+        );
+        if frame["thread"] != 0 {
+            continue;
+        }
         if !frame["module"]
             .as_str()
             .is_some_and(|m| m.ends_with("/blocked"))

@@ -1,8 +1,31 @@
-//! Recognizing the frames in a crash report's text, line by line: sanitizer reports,
-//! Android tombstones and logcat backtraces, glibc's `backtrace_symbols`, and plain
-//! `MODULE+0xOFFSET` lines. Each recognized frame says which module, at which offset,
-//! and what that offset is measured from; a line that is none of these is passed
-//! through as it is.
+//! Recognizing the frames in a crash report's text, line by line.
+//!
+//! One grammar serves every format: a frame is a *module-and-offset token* somewhere on
+//! the line, in one of a few shapes ([`SHAPES`]), each of which says what its offset
+//! counts from and whether a caller's address is still a return address. A new format
+//! is a new row there, not a new parser. What marks a line as a frame, not prose that
+//! happens to hold a `+0x`, is part of each shape: a frame number before it, the
+//! brackets around it, or the line holding nothing else. A line that holds no token is
+//! passed through as it is, and counted as no frame: kernel `func+0x45/0x57`, WinDbg's
+//! `module!func+0x1a`, Go's `file.go:12 +0x1d` and Rust's panics among them.
+//!
+//! The shapes, and where each was seen (the fixtures under `fixtures/symbolize/field`
+//! hold one report of each, written here in those shapes):
+//! - `(module+0xOFF)` after a `#N` frame number: ASan, LSan, MSan, UBSan, TSan (also
+//!   `#N func file:line (module+0xOFF)` and `#N <null> <null> (module+0xOFF)`, which
+//!   TSan prints with no PC), behind any log prefix; macOS adds an architecture
+//!   (`a.out:arm64+0x…`), which names no file and is dropped.
+//! - `(module + 0xOFF)` after `#N`: systemd-coredump (`coredumpctl info`, the journal).
+//! - `pc HEX module` after `#NN`, `native:` or at the start: Android tombstones, logcat
+//!   and ANR traces.
+//! - `module (function+N, pc HEX)`: GrapheneOS's crash reports.
+//! - `N  module + 0xOFF` alone on a line: Breakpad's and rust-minidump's stackwalkers.
+//! - `module(+0xOFF) [0xADDR]`, `module() [0xADDR]`, `module[0xADDR]`: glibc's
+//!   `backtrace_symbols`, behind any prefix.
+//! - `N: module (0xBASE+0xOFF) [0xADDR]`: the X server's log.
+//! - `<module+0xOFF>`: Dr. Memory.
+//! - `[module +0xOFF]`: Gecko's `MozFormatCodeAddress` (Firefox's debug builds).
+//! - `module+0xOFF` alone on a line: the plain form, and the on-device trace's output.
 
 use std::ops::Range;
 
@@ -13,7 +36,8 @@ pub enum Base {
     /// `pc` column): the symbol file's address is this minus the module's load address
     /// (its first `PT_LOAD`'s virtual address).
     Vaddr,
-    /// The module's load address, as the symbol file counts (plain lines).
+    /// The module's load address, as the symbol file counts (plain lines, stackwalkers,
+    /// systemd-coredump, Dr. Memory, Gecko, the X server).
     Load,
 }
 
@@ -28,6 +52,16 @@ pub enum Pc {
     Return,
 }
 
+/// Which shape of token a frame was found in: how the line is written back.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Family {
+    /// A sanitizer's `#N 0xPC … (module+0xOFF)`: rewritten as the runtime prints it
+    /// symbolized. (TSan's frames, which have no PC, are [`Family::Other`].)
+    Sanitizer,
+    /// Every other shape: the line is kept and followed by its frames.
+    Other,
+}
+
 /// One frame found in a line of text.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Frame<'a> {
@@ -38,63 +72,179 @@ pub struct Frame<'a> {
     pub offset: u64,
     pub base: Base,
     pub pc: Pc,
+    pub family: Family,
     /// The bytes of the line that the resolved frame replaces or follows.
     pub span: Range<usize>,
 }
 
-/// The frame in `line`, if it holds one in a format this reader knows.
+/// A token's shape: the function that finds it in a line.
+type Shape = for<'a> fn(&'a str) -> Option<Frame<'a>>;
+
+/// The shapes, most specific first: the first that finds a token in a line wins.
+const SHAPES: &[Shape] = &[
+    sanitizer,
+    coredump,
+    android,
+    graphene,
+    stackwalker,
+    xorg,
+    dr_memory,
+    gecko,
+    backtrace_symbols,
+    plain,
+];
+
+/// The frame in `line`, if it holds one in a shape this reader knows.
 pub fn frame(line: &str) -> Option<Frame<'_>> {
-    sanitizer(line)
-        .or_else(|| tombstone(line))
-        .or_else(|| backtrace_symbols(line))
-        .or_else(|| plain(line))
+    SHAPES.iter().find_map(|shape| shape(line))
 }
 
-/// `    #3 0x55d1c2b3a4f1  (/path/app+0x1234f1) (BuildId: 4929ac8c…)`, as ASan, UBSan,
-/// LSan and TSan print frames they were told not to symbolize. Caller frames are
-/// printed already moved back into the call.
+/// What a report says of its modules outside their frames: systemd-coredump lists each
+/// module's build ID on lines of its own (`Module libc.so.6 with build-id 0a1b…`,
+/// `Found module libc.so.6 with build-id: 0a1b…`), before the stacks.
+#[derive(Default, Debug)]
+pub struct Context {
+    build_ids: std::collections::HashMap<String, String>,
+}
+
+/// How many modules' build IDs a report may name: a process maps a few hundred.
+const MAX_NAMED_MODULES: usize = 65_536;
+
+impl Context {
+    /// Learns what `line` says of a module, if anything.
+    pub fn learn(&mut self, line: &str) {
+        let text = line.trim();
+        let Some(at) = text.find("odule ") else {
+            return;
+        };
+        if !(text[..at].ends_with('M') || text[..at].ends_with("Found m")) {
+            return;
+        }
+        let rest = &text[at + "odule ".len()..];
+        let Some((module, _)) = split_word(rest) else {
+            return;
+        };
+        let Some(id_at) = rest.find("with build-id") else {
+            return;
+        };
+        let id = rest[id_at + "with build-id".len()..]
+            .trim_start_matches(':')
+            .trim_start();
+        let id = id
+            .split(|c: char| !c.is_ascii_hexdigit())
+            .next()
+            .unwrap_or("");
+        if is_build_id(id) && self.build_ids.len() < MAX_NAMED_MODULES {
+            self.build_ids
+                .insert(module.to_string(), id.to_ascii_lowercase());
+        }
+    }
+
+    /// The build ID the report gave `module` elsewhere, if any.
+    pub fn build_id(&self, module: &str) -> Option<&str> {
+        self.build_ids.get(module).map(String::as_str)
+    }
+}
+
+/// `#3 0x55d1c2b3a4f1  (/path/app+0x1234f1) (BuildId: 4929ac8c…)`, as ASan, UBSan, LSan
+/// and MSan print frames they were told not to symbolize (`in function` may stand
+/// between, and a log prefix before), and `#3 function file:line (app+0x1234f1)`, as
+/// TSan prints every frame. The module and offset are the last parenthesized
+/// `module+0xOFF` of the line: a function name may hold parentheses of its own
+/// (`foo(int (*)(int))`). Caller frames are printed already moved back into the call.
 fn sanitizer(line: &str) -> Option<Frame<'_>> {
-    let rest = line.trim_start().strip_prefix('#')?;
-    let (index, rest) = split_word(rest)?;
-    index.parse::<u32>().ok()?;
-    let (pc, _) = split_word(rest)?;
-    parse_hex(pc.strip_prefix("0x")?)?;
-    let open = line.find(" (")? + 1;
-    let close = open + line[open..].find(')')?;
+    let (open, close) = last_group(line, '(', ')', |inner| {
+        let plus = inner.rfind("+0x")?;
+        let module = &inner[..plus];
+        (!module.is_empty() && !module.starts_with("0x") && !module.ends_with(' ')).then_some(())?;
+        parse_hex(&inner[plus + 3..])
+    })?;
+    let hash = frame_number_before(line, open)?;
     let inner = &line[open + 1..close];
     let plus = inner.rfind("+0x")?;
-    let (module, offset) = (&inner[..plus], parse_hex(&inner[plus + 3..])?);
-    if module.is_empty() {
-        return None;
-    }
+    let offset = parse_hex(&inner[plus + 3..])?;
+    let module = strip_arch(&inner[..plus]);
+    let has_pc = line[hash..open]
+        .split_whitespace()
+        .nth(1)
+        .is_some_and(|w| w.starts_with("0x") && parse_hex(&w[2..]).is_some());
     Some(Frame {
         module,
         build_id: build_id_after(line, close),
         offset,
         base: Base::Vaddr,
         pc: Pc::Exact,
+        family: if has_pc {
+            Family::Sanitizer
+        } else {
+            Family::Other
+        },
         span: open..close + 1,
     })
 }
 
-/// `    #00 pc 000000000004c7d0  /system/lib64/libc.so (abort+164) (BuildId: 0a1b…)`,
-/// from a tombstone or a logcat backtrace (after logcat's own prefix). The `pc` column
-/// is the ELF's virtual address (libunwindstack's `rel_pc`: less the mapping's start,
-/// plus its file offset and the load bias), and callers' are already moved back into
-/// the call (less `GetPcAdjustment`: 4 on arm64, 2 or 4 on ARM, 1 on x86): looked up
-/// as printed.
-fn tombstone(line: &str) -> Option<Frame<'_>> {
-    let hash = line.find('#')?;
-    let rest = &line[hash + 1..];
-    let (index, rest) = split_word(rest)?;
-    index.parse::<u32>().ok()?;
-    let (pc_word, rest) = split_word(rest)?;
-    if pc_word != "pc" {
+/// `#3  0x00005562c2b9f139 n/a (/tmp/a.out + 0x1139)`, as systemd-coredump prints a
+/// stack: the offset is from the module's lowest mapped address (its load address, as
+/// the symbol file counts), and callers' addresses are return addresses.
+fn coredump(line: &str) -> Option<Frame<'_>> {
+    let (open, close) = last_group(line, '(', ')', |inner| {
+        let (module, offset) = inner.rsplit_once(" + 0x")?;
+        (!module.is_empty() && module != "n/a").then_some(())?;
+        parse_hex(offset)
+    })?;
+    let hash = frame_number_before(line, open)?;
+    let (module, offset) = line[open + 1..close].rsplit_once(" + 0x")?;
+    Some(Frame {
+        module,
+        build_id: None,
+        offset: parse_hex(offset)?,
+        base: Base::Load,
+        pc: caller_after_first(frame_number_at(line, hash)),
+        family: Family::Other,
+        span: open..close + 1,
+    })
+}
+
+/// `#00 pc 000000000004c7d0  /system/lib64/libc.so (abort+164) (BuildId: 0a1b…)`, from
+/// a tombstone, a logcat backtrace or an ANR trace (`native: #00 pc …`, or
+/// `native: pc …` with no number), behind any prefix; the PC may be written `0x4c7d0`.
+/// The `pc` column is the ELF's virtual address (libunwindstack's `rel_pc`: less the
+/// mapping's start, plus its file offset and the load bias), and callers' are already
+/// moved back into the call (less `GetPcAdjustment`): looked up as printed.
+fn android(line: &str) -> Option<Frame<'_>> {
+    let mut from = 0;
+    while let Some(i) = line[from..].find("pc ") {
+        let at = from + i;
+        from = at + 3;
+        if let Some(frame) = android_at(line, at) {
+            return Some(frame);
+        }
+    }
+    None
+}
+
+fn android_at(line: &str, at: usize) -> Option<Frame<'_>> {
+    let before = line[..at].trim_end();
+    let marked = before.is_empty()
+        || before.ends_with("native:")
+        || before
+            .rsplit_once('#')
+            .is_some_and(|(_, n)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
+    let word_start = line[..at]
+        .chars()
+        .next_back()
+        .is_none_or(char::is_whitespace);
+    if !marked || !word_start {
         return None;
     }
-    let (offset, rest) = split_word(rest)?;
-    let offset = parse_hex(offset)?;
+    let (pc, rest) = split_word(&line[at + 3..])?;
+    let offset = parse_hex(pc.strip_prefix("0x").unwrap_or(pc))?;
     let (module, _) = split_word(rest)?;
+    // A path, a file name, or a mapping Android names in brackets: not the next
+    // register of a line that merely says `pc` (`at pc 0x… bp 0x… sp 0x…`).
+    if !module.contains(['/', '.', '[', '<']) {
+        return None;
+    }
     let module_at = line.len() - rest.trim_start().len();
     let module_end = module_at + module.len();
     Some(Frame {
@@ -103,31 +253,167 @@ fn tombstone(line: &str) -> Option<Frame<'_>> {
         offset,
         base: Base::Vaddr,
         pc: Pc::Exact,
+        family: Family::Other,
         span: module_at..module_end,
     })
 }
 
-/// A line of glibc's `backtrace_symbols`: `./app(+0x1234)[0x55d1c2b3a234]`, the
-/// offset from the module's load bias (an ELF virtual address), or `./app[0x401180]`,
-/// printed when that bias is 0 (a non-PIE program): the address is then the virtual
-/// address itself. Frames there are return addresses (the first is `backtrace`'s
-/// caller's). `./app(name+0x1d)[…]`, relative to a dynamic symbol, is not read: the
-/// symbol file names functions, not the dynamic symbols' addresses.
+/// `    /system/lib64/libui.so (android::GraphicBuffer::getFlattenedSize() const+8, pc
+/// 55ee8)` or `    /data/app/…/base.apk!libfoo.so (pc a0ccb64)`, the backtrace of
+/// GrapheneOS's crash reports: the PC is `rel_pc`, as in a tombstone.
+fn graphene(line: &str) -> Option<Frame<'_>> {
+    let text = line.trim_end();
+    let body = text.strip_suffix(')')?;
+    let pc_at = body.rfind("pc ")?;
+    if !(body[..pc_at].ends_with('(') || body[..pc_at].ends_with(", ")) {
+        return None;
+    }
+    let offset = parse_hex(&body[pc_at + 3..])?;
+    let start = line.len() - line.trim_start().len();
+    let open = line[start..].find(" (")? + start;
+    let module = &line[start..open];
+    if !module.starts_with('/') || module.contains(char::is_whitespace) {
+        return None;
+    }
+    Some(Frame {
+        module,
+        build_id: None,
+        offset,
+        base: Base::Vaddr,
+        pc: Pc::Exact,
+        family: Family::Other,
+        span: start..open,
+    })
+}
+
+/// ` 1  libxul.so + 0x1234567`, a frame of Breakpad's `minidump_stackwalk` or
+/// rust-minidump's `minidump-stackwalk` with no symbols for it: the offset from the
+/// module's base, the return address for callers (the walkers look up one byte back).
+fn stackwalker(line: &str) -> Option<Frame<'_>> {
+    let (number, rest) = split_word(line)?;
+    let number: u64 = number.parse().ok()?;
+    let rest = rest.trim_end();
+    let (module, offset) = rest.rsplit_once(" + 0x")?;
+    let module = module.trim_start();
+    if module.is_empty() || module.contains(char::is_whitespace) || module.contains('!') {
+        return None;
+    }
+    let start = line.len() - rest.trim_start().len();
+    Some(Frame {
+        module,
+        build_id: None,
+        offset: parse_hex(offset)?,
+        base: Base::Load,
+        pc: caller_after_first(Some(number)),
+        family: Family::Other,
+        span: start..start + rest.trim_start().len(),
+    })
+}
+
+/// `[ 42277.724] (EE) 3: /usr/bin/Xorg (0x400000+0xecc48) [0x4ecc48]`: the X server's
+/// backtrace, its offset from the module's mapped base (its load address); callers'
+/// addresses are return addresses (libunwind's).
+fn xorg(line: &str) -> Option<Frame<'_>> {
+    let text = line.trim_end();
+    let bracket = text.rfind(" [0x")?;
+    text[bracket + 4..].strip_suffix(']').and_then(parse_hex)?;
+    let head = &text[..bracket];
+    let inner = head.strip_suffix(')')?;
+    let open = inner.rfind(" (0x")?;
+    let (base, offset) = inner[open + 2..].split_once("+0x")?;
+    parse_hex(&base[2..])?;
+    let offset = parse_hex(offset)?;
+    let (before, module) = text[..open].rsplit_once(' ')?;
+    let number = before.trim_end().strip_suffix(':')?;
+    let number = number.rsplit(' ').next()?.parse::<u64>().ok()?;
+    if module.is_empty() {
+        return None;
+    }
+    let module_at = open - module.len();
+    Some(Frame {
+        module,
+        build_id: None,
+        offset,
+        base: Base::Load,
+        pc: caller_after_first(Some(number)),
+        family: Family::Other,
+        span: module_at..open,
+    })
+}
+
+/// `# 2 MSXML3.dll!DllMain   +0x2e73   (0x7499ef9a <MSXML3.dll+0x1ef9a>)`, or in Dr.
+/// Memory's older lists `0x7744adbf <ntdll.dll+0x3adbf> ntdll.dll!alloca_probe`: the
+/// offset from the module's base; callers' addresses are return addresses.
+fn dr_memory(line: &str) -> Option<Frame<'_>> {
+    let (open, close) = last_group(line, '<', '>', |inner| {
+        let (module, offset) = inner.rsplit_once("+0x")?;
+        (!module.is_empty() && !module.contains(char::is_whitespace)).then_some(())?;
+        parse_hex(offset)
+    })?;
+    let (module, offset) = line[open + 1..close].rsplit_once("+0x")?;
+    let number = line[..open]
+        .rfind('#')
+        .and_then(|h| frame_number_at(line, h));
+    Some(Frame {
+        module,
+        build_id: None,
+        offset: parse_hex(offset)?,
+        base: Base::Load,
+        pc: caller_after_first(number.or(Some(0))),
+        family: Family::Other,
+        span: open..close + 1,
+    })
+}
+
+/// `#01: NS_DebugBreak[/usr/lib/firefox/libxul.so +0x1234567]`, as Gecko's
+/// `MozFormatCodeAddress` writes frames for `fix-stacks`: the offset from the library's
+/// base, looked up as given (as `fix-stacks` does).
+fn gecko(line: &str) -> Option<Frame<'_>> {
+    let (open, close) = last_group(line, '[', ']', |inner| {
+        let (module, offset) = inner.rsplit_once(" +0x")?;
+        (!module.is_empty()).then_some(())?;
+        parse_hex(offset)
+    })?;
+    let (module, offset) = line[open + 1..close].rsplit_once(" +0x")?;
+    Some(Frame {
+        module,
+        build_id: None,
+        offset: parse_hex(offset)?,
+        base: Base::Load,
+        pc: Pc::Exact,
+        family: Family::Other,
+        span: open..close + 1,
+    })
+}
+
+/// A line of glibc's `backtrace_symbols`, behind any prefix: `./app(+0x1234)
+/// [0x55d1c2b3a234]`, the offset from the module's load bias (an ELF virtual address),
+/// or `./app[0x401180]` and older glibc's `./app() [0x401180]`, printed when no symbol
+/// is known: the address is then the virtual address itself, right for a non-PIE
+/// program. Frames there are return addresses (the first is `backtrace`'s caller's).
+/// `./app(name+0x1d)[…]`, relative to a dynamic symbol, is not read: the symbol file
+/// names functions, not the dynamic symbols' addresses.
 fn backtrace_symbols(line: &str) -> Option<Frame<'_>> {
     let text = line.trim_end();
     let bracket = text.rfind("[0x")?;
     let address = parse_hex(text[bracket + 3..].strip_suffix(']')?)?;
     let head = text[..bracket].trim_end();
-    let (module, offset) = match head.strip_suffix(')') {
+    let (module_end, offset) = match head.strip_suffix(')') {
         Some(call) => {
             let open = call.rfind('(')?;
-            let offset = parse_hex(call[open + 1..].strip_prefix("+0x")?)?;
-            (&call[..open], offset)
+            let offset = match &call[open + 1..] {
+                "" => address,
+                inside => parse_hex(inside.strip_prefix("+0x")?)?,
+            };
+            (open, offset)
         }
-        None => (head, address),
+        None => (head.len(), address),
     };
-    let module = module.trim_start();
-    if module.is_empty() || module.contains(char::is_whitespace) || module.ends_with('#') {
+    let module_start = head[..module_end]
+        .rfind(char::is_whitespace)
+        .map_or(0, |i| i + 1);
+    let module = &head[module_start..module_end];
+    if module.is_empty() || module.ends_with('#') || module.starts_with('[') {
         return None;
     }
     Some(Frame {
@@ -136,6 +422,7 @@ fn backtrace_symbols(line: &str) -> Option<Frame<'_>> {
         offset,
         base: Base::Vaddr,
         pc: Pc::Return,
+        family: Family::Other,
         span: text.len()..text.len(),
     })
 }
@@ -147,20 +434,85 @@ fn plain(line: &str) -> Option<Frame<'_>> {
     let text = line.trim();
     let plus = text.rfind("+0x")?;
     let module = &text[..plus];
-    if module.is_empty() || module.contains(char::is_whitespace) {
+    if module.is_empty() || module.contains(char::is_whitespace) || module.contains('!') {
         return None;
     }
     let offset = parse_hex(&text[plus + 3..])?;
     let start = line.len() - line.trim_start().len();
-    let is_build_id = module.len() >= 16 && module.len().is_multiple_of(2) && is_hex(module);
     Some(Frame {
         module,
-        build_id: is_build_id.then_some(module),
+        build_id: is_build_id(module).then_some(module),
         offset,
         base: Base::Load,
         pc: Pc::Exact,
+        family: Family::Other,
         span: start..start + text.len(),
     })
+}
+
+/// The last `open … close` group of `line` (no nested `close` inside) whose inside
+/// `accept` takes: byte offsets of its two delimiters.
+fn last_group<T>(
+    line: &str,
+    open: char,
+    close: char,
+    accept: impl Fn(&str) -> Option<T>,
+) -> Option<(usize, usize)> {
+    let mut end = line.len();
+    while let Some(c) = line[..end].rfind(close) {
+        if let Some(o) = line[..c].rfind(open) {
+            let inner = &line[o + open.len_utf8()..c];
+            if !inner.contains(close) && accept(inner).is_some() {
+                return Some((o, c));
+            }
+        }
+        end = c;
+    }
+    None
+}
+
+/// Where the `#N` frame number (`#3`, `#03`, `# 3`) before byte `before` of `line`
+/// starts, if one stands before it as a word of its own.
+fn frame_number_before(line: &str, before: usize) -> Option<usize> {
+    let mut end = before;
+    while let Some(hash) = line[..end].rfind('#') {
+        if frame_number_at(line, hash).is_some() {
+            return Some(hash);
+        }
+        end = hash;
+    }
+    None
+}
+
+/// The number of the `#N` (or `# N`) at byte `hash` of `line`.
+fn frame_number_at(line: &str, hash: usize) -> Option<u64> {
+    let rest = line.get(hash + 1..)?;
+    let rest = rest.strip_prefix(' ').unwrap_or(rest);
+    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+    let after = rest[digits..].chars().next();
+    if digits == 0 || digits > 6 || after.is_some_and(|c| !c.is_whitespace() && c != ':') {
+        return None;
+    }
+    rest[..digits].parse().ok()
+}
+
+/// Frame 0 is where the thread stopped; the others are return addresses.
+fn caller_after_first(number: Option<u64>) -> Pc {
+    match number {
+        Some(0) => Pc::Exact,
+        _ => Pc::Return,
+    }
+}
+
+/// A macOS sanitizer's `module:arm64`: the module without its architecture.
+fn strip_arch(module: &str) -> &str {
+    const ARCHES: &[&str] = &[
+        "arm64", "arm64e", "arm64_32", "x86_64", "x86_64h", "i386", "armv7", "armv7s", "armv7k",
+    ];
+    match module.rsplit_once(':') {
+        Some((name, arch)) if !name.is_empty() && ARCHES.contains(&arch) => name,
+        _ => module,
+    }
 }
 
 /// `(BuildId: hex)` after byte `from` of `line`.
@@ -169,7 +521,12 @@ fn build_id_after(line: &str, from: usize) -> Option<&str> {
     let start = rest.find("(BuildId: ")? + "(BuildId: ".len();
     let len = rest[start..].find(')')?;
     let id = &rest[start..start + len];
-    (!id.is_empty() && id.len().is_multiple_of(2) && is_hex(id)).then_some(id)
+    is_build_id(id).then_some(id)
+}
+
+/// A GNU build ID as reports print it: an even number of hex digits, 8 bytes or more.
+fn is_build_id(text: &str) -> bool {
+    text.len() >= 16 && text.len().is_multiple_of(2) && is_hex(text)
 }
 
 fn split_word(text: &str) -> Option<(&str, &str)> {
@@ -194,6 +551,11 @@ fn parse_hex(text: &str) -> Option<u64> {
 mod tests {
     use super::*;
 
+    fn found(line: &str) -> (&str, u64, Base, Pc) {
+        let f = frame(line).unwrap_or_else(|| panic!("no frame in {line:?}"));
+        (f.module, f.offset, f.base, f.pc)
+    }
+
     #[test]
     fn sanitizer_frames() {
         let line = "    #1 0x5581f0b5c2a7  (/tmp/uaf+0x1302a7) (BuildId: 0a1b2c3d4e5f6071)";
@@ -201,27 +563,100 @@ mod tests {
         assert_eq!(f.module, "/tmp/uaf");
         assert_eq!(f.offset, 0x1302a7);
         assert_eq!(f.build_id, Some("0a1b2c3d4e5f6071"));
-        assert_eq!((f.base, f.pc), (Base::Vaddr, Pc::Exact));
+        assert_eq!(
+            (f.base, f.pc, f.family),
+            (Base::Vaddr, Pc::Exact, Family::Sanitizer)
+        );
         assert_eq!(&line[f.span], "(/tmp/uaf+0x1302a7)");
         let no_id = "    #0 0x7f3c (/lib/x86_64-linux-gnu/libc.so.6+0x271c9)";
         assert_eq!(frame(no_id).unwrap().offset, 0x271c9);
+        // A function name with parentheses of its own, a log prefix, macOS's arch.
+        let f = frame("    #2 0x4f12 in call(void (*)(int), int) (/opt/app+0x4f12)").unwrap();
+        assert_eq!((f.module, f.offset), ("/opt/app", 0x4f12));
+        let logcat = "11-24 12:00:00.123  1234  1234 I wrap.sh : #0 0x7a1b2c3d  \
+                      (/system/lib64/libclang_rt.asan-aarch64-android.so+0x9d1c)";
+        assert_eq!(found(logcat).1, 0x9d1c);
+        let mac = "    #0 0x10272bf1c in main+0x2c (a.out:arm64+0x100003f1c)";
+        assert_eq!(found(mac).0, "a.out");
+        // TSan: no PC, and `<null>` where it knows nothing.
+        let f = frame("    #1 <null> <null> (libtsan.so.0+0x2d1b)").unwrap();
+        assert_eq!((f.module, f.family), ("libtsan.so.0", Family::Other));
+        let f = frame("    #0 Thread1 /tmp/race.c:8:10 (race+0x1290) (BuildId: 0011223344556677)")
+            .unwrap();
+        assert_eq!((f.module, f.build_id), ("race", Some("0011223344556677")));
     }
 
     #[test]
-    fn tombstone_and_logcat_frames() {
+    fn coredump_frames_and_their_build_ids() {
+        let line = "    #3 0x0000555668fbe145 n/a (/tmp/a.out + 0x1145)";
+        assert_eq!(found(line), ("/tmp/a.out", 0x1145, Base::Load, Pc::Return));
+        let first = "#0  0x00007f7b5c828153 __libc_start_main (libc.so.6 + 0x27153)";
+        assert_eq!(found(first).3, Pc::Exact);
+        assert_eq!(
+            frame("#4  0x00007fc768b39153 __libc_start_main (libc.so.6)"),
+            None
+        );
+        let mut c = Context::default();
+        c.learn("                Module libc.so.6 from deb libc6-2.36 with build-id 0123456789abcdef0123");
+        c.learn("Found module /usr/bin/foo with build-id: FEDCBA9876543210");
+        c.learn("Module linux-vdso.so.1 without build-id.");
+        assert_eq!(c.build_id("libc.so.6"), Some("0123456789abcdef0123"));
+        assert_eq!(c.build_id("/usr/bin/foo"), Some("fedcba9876543210"));
+        assert_eq!(c.build_id("linux-vdso.so.1"), None);
+    }
+
+    #[test]
+    fn android_frames() {
         let line = "      #01 pc 000000000004c7d0  /system/lib64/libc.so (abort+164) \
                     (BuildId: 0a1b2c3d4e5f60718293a4b5c6d7e8f9)";
         let f = frame(line).unwrap();
         assert_eq!(f.module, "/system/lib64/libc.so");
-        assert_eq!(f.offset, 0x4c7d0);
-        assert_eq!(f.pc, Pc::Exact);
+        assert_eq!((f.offset, f.pc), (0x4c7d0, Pc::Exact));
         assert_eq!(f.build_id, Some("0a1b2c3d4e5f60718293a4b5c6d7e8f9"));
         let logcat = "11-24 12:00:00.000  1234  1234 F DEBUG   :       #00 pc 00001234  \
                       /data/app/lib/arm/libnative.so";
-        let f = frame(logcat).unwrap();
+        assert_eq!(found(logcat).0, "/data/app/lib/arm/libnative.so");
+        let anr = "  native: pc 000000000006ab80  /system/lib64/libc.so (__epoll_pwait+8)";
+        assert_eq!(found(anr).1, 0x6ab80);
+        assert_eq!(found("#00 pc 0x4db10 libc.so ").0, "libc.so");
+        let graphene = "    /system/lib64/libui.so (android::GraphicBuffer::getFlattenedSize() \
+                        const+8, pc 55ee8)";
         assert_eq!(
-            (f.module, f.offset, f.pc),
-            ("/data/app/lib/arm/libnative.so", 0x1234, Pc::Exact)
+            found(graphene),
+            ("/system/lib64/libui.so", 0x55ee8, Base::Vaddr, Pc::Exact)
+        );
+        let apk = "    /data/app/~~rX1==/x-E9==/base.apk!libmono_64.so (pc a0ccb64)";
+        assert_eq!(found(apk).1, 0xa0ccb64);
+    }
+
+    #[test]
+    fn stackwalker_xorg_dr_memory_and_gecko_frames() {
+        assert_eq!(
+            found(" 0  linux-gate.so + 0x424"),
+            ("linux-gate.so", 0x424, Base::Load, Pc::Exact)
+        );
+        assert_eq!(found(" 12  phantomjs + 0x1adbe28").3, Pc::Return);
+        assert_eq!(frame(" 2  libc.so.6!raise + 0x10b"), None);
+        let x = "[ 42277.724] (EE) 3: /usr/bin/Xorg.bin (0x400000+0xecc48) [0x4ecc48]";
+        assert_eq!(
+            found(x),
+            ("/usr/bin/Xorg.bin", 0xecc48, Base::Load, Pc::Return)
+        );
+        assert_eq!(
+            frame("[ 42277.724] (EE) 0: /usr/bin/Xorg (xorg_backtrace+0x56) [0x593a46]"),
+            None
+        );
+        let drm = "~~Dr.M~~ # 1 MSXML3.dll!?    +0x0      (0x74981270 <MSXML3.dll+0x1270>)";
+        assert_eq!(found(drm), ("MSXML3.dll", 0x1270, Base::Load, Pc::Return));
+        let gecko = "GECKO(1292365) #01: ???[/usr/lib/firefox/libxul.so +0x1234567]";
+        assert_eq!(
+            found(gecko),
+            (
+                "/usr/lib/firefox/libxul.so",
+                0x1234567,
+                Base::Load,
+                Pc::Exact
+            )
         );
     }
 
@@ -234,10 +669,11 @@ mod tests {
             (f.module, f.offset, f.base),
             ("/lib/x86_64-linux-gnu/libc.so.6", 0x2724a, Base::Vaddr)
         );
-        let f = frame("./nopie[0x401180]").unwrap();
+        assert_eq!(found("./nopie[0x401180]").1, 0x401180);
+        assert_eq!(found("./old() [0x4005d4]").1, 0x4005d4);
         assert_eq!(
-            (f.module, f.offset, f.pc),
-            ("./nopie", 0x401180, Pc::Return)
+            found("2024-01-02 ERROR [bt] ./app(+0x10) [0x5500]").0,
+            "./app"
         );
         assert_eq!(frame("./app(main+0x1d)[0x401180]"), None);
         let f = frame("libfoo.so+0x10").unwrap();
@@ -253,12 +689,25 @@ mod tests {
     fn other_lines_are_not_frames() {
         for line in [
             "",
-            "==1234==ERROR: AddressSanitizer: heap-use-after-free on address 0x6020",
+            "==1234==ERROR: AddressSanitizer: heap-use-after-free on address 0x6020 at pc \
+             0x55cf14361ed3 bp 0x7ffcf62383d0 sp 0x7ffcf62383c8",
+            "SUMMARY: AddressSanitizer: heap-use-after-free (/tmp/uaf+0xdded2) (BuildId: 00)",
             "    #0 0x4f1234 in main /src/uaf.c:12:3",
             "a + 0x10",
             "name+0x",
             "name+0x12345678901234567",
             "#x pc 12 lib.so",
+            "[  123.456]  dump_stack+0x45/0x57",
+            "  kernel: __switch_to+0x8c/0xb4",
+            "RIP: 0010:foo+0x12/0x30 [nvidia]",
+            "00 0000001c`2a0ff6c8 00007ff6`12341234 ntdll!NtWaitForSingleObject+0x14",
+            "ntdll!NtWaitForSingleObject+0x14",
+            "\t/usr/local/go/src/runtime/panic.go:1038 +0x215",
+            "  12: 0x55d1c2b3a1d9 - std::rt::lang_start::{{closure}}::h1234",
+            "[ 11832.552] (EE) 0: /usr/lib/Xorg (?+0x0) [0x5fac95e67c4d]",
+            " 1  XUL!ReceivePort::WaitForMessage(MachReceiveMessage*, unsigned int) \
+             [mach_ipc_mac.mm:951 : 237 + 0xf]",
+            "array[0x10] = 3",
         ] {
             assert_eq!(frame(line), None, "{line:?}");
         }

@@ -47,8 +47,12 @@ pub struct Resolved {
 /// Where a report's module was looked for and what became of it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Outcome {
-    /// The address resolved to these frames.
-    Frames(Vec<Resolved>),
+    /// The address resolved to these frames. `unverified`: from a local file the report
+    /// does not identify (no build ID), which is right only if it is the same build.
+    Frames {
+        frames: Vec<Resolved>,
+        unverified: bool,
+    },
     /// The module's symbol file was read, but no record covers the address.
     NoSymbol,
     /// No symbol file for the module.
@@ -64,7 +68,24 @@ struct Module {
     /// is on this machine. None when neither is: 0 is assumed, what PIE programs and
     /// shared libraries have.
     load_address: Option<u64>,
+    /// Set when the symbols come from a local file found by name alone: the report
+    /// gave no build ID to check it against. Its executable spans (virtual addresses)
+    /// bound what it may answer.
+    unverified: Option<Unverified>,
 }
+
+/// A local file found by the name a report gives, with no build ID to check it by.
+#[derive(Clone)]
+struct Unverified {
+    path: PathBuf,
+    /// Its executable sections' spans, in virtual addresses, sorted and merged.
+    code: Arc<[(u64, u64)]>,
+}
+
+/// How deep a chain of inlined calls is followed: compilers stop inlining far sooner
+/// (GCC's and LLVM's deepest real chains are a few dozen), and a crafted file's
+/// million nested INLINE records would otherwise print a million frames per address.
+pub const MAX_INLINE_DEPTH: usize = 256;
 
 /// How far past its last record an offset counted in virtual addresses may be before
 /// it is taken for a non-PIE program's (whose load address is not known) rather than
@@ -79,10 +100,23 @@ pub struct Symbolizer {
     modules: HashMap<(Option<String>, Option<String>), Module>,
     /// By symbol file or dumped object: two names of one module share it.
     loaded: HashMap<PathBuf, Option<Arc<SymFile<Bytes>>>>,
-    /// Modules already warned of offsets past their symbol file's end.
-    past_the_end: HashSet<String>,
+    /// Modules already warned of offsets past their symbol file's end, of resolution
+    /// from an unidentified local file, of inline chains cut.
+    warned: HashSet<(Warned, String)>,
+    /// Bytes of the symbol files read (for the output's bound).
+    pub symbol_bytes: u64,
     /// What went wrong, once per module or file, for the report's end.
     pub warnings: Vec<String>,
+}
+
+/// What a module has been warned of, once each.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+enum Warned {
+    PastTheEnd,
+    Unverified,
+    Refused,
+    OutsideCode,
+    DeepInlines,
 }
 
 impl Symbolizer {
@@ -100,7 +134,8 @@ impl Symbolizer {
             sources,
             modules: HashMap::new(),
             loaded: HashMap::new(),
-            past_the_end: HashSet::new(),
+            warned: HashSet::new(),
+            symbol_bytes: 0,
         }
     }
 
@@ -139,19 +174,64 @@ impl Symbolizer {
         let Some(addr) = addr else {
             return Outcome::NoSymbol;
         };
+        let name = module.or(build_id).unwrap_or("?");
         if base == Base::Vaddr
             && found.load_address.is_none()
             && addr >= sym.end().saturating_add(PAST_THE_END)
         {
-            self.past_the_end(module.or(build_id).unwrap_or("?"), offset);
+            // The nearest PUBLIC before such an offset (`_fini`) would be a wrong
+            // answer, so none is given.
+            self.warn_once(Warned::PastTheEnd, name, || {
+                format!(
+                    "offset {offset:#x} lies past every record of its symbol file; if it \
+                     is a non-PIE program, its offsets count from its load address, which \
+                     only its binary or debug file tells (--debug-dir): not resolved"
+                )
+            });
             return Outcome::NoSymbol;
         }
-        let frames = sym.lookup(addr);
+        if let Some(local) = &found.unverified {
+            let vaddr = addr.checked_add(found.load_address.unwrap_or(0));
+            let in_code = vaddr.is_some_and(|v| {
+                let i = local.code.partition_point(|s| s.1 <= v);
+                local.code.get(i).is_some_and(|s| s.0 <= v)
+            });
+            if !in_code {
+                let path = local.path.display().to_string();
+                self.warn_once(Warned::OutsideCode, name, || {
+                    format!(
+                        "offset {offset:#x} lies outside the executable sections of the \
+                         local file {path}, which the report does not identify by build \
+                         ID: it is another build, not resolved"
+                    )
+                });
+                return Outcome::NoSymbol;
+            }
+        }
+        let (frames, cut) = sym.lookup_within(addr, MAX_INLINE_DEPTH);
         if frames.is_empty() {
             return Outcome::NoSymbol;
         }
-        Outcome::Frames(
-            frames
+        if cut {
+            self.warn_once(Warned::DeepInlines, name, || {
+                format!(
+                    "a chain of inlined calls deeper than {MAX_INLINE_DEPTH} (a damaged or \
+                     crafted symbol file): cut there"
+                )
+            });
+        }
+        let unverified = found.unverified.is_some();
+        if let Some(local) = &found.unverified {
+            let path = local.path.display().to_string();
+            self.warn_once(Warned::Unverified, name, || {
+                format!(
+                    "resolved from the local file {path}, which the report does not \
+                     identify by build ID: the answer is right only if it is the same build"
+                )
+            });
+        }
+        Outcome::Frames {
+            frames: frames
                 .into_iter()
                 .map(|f| Resolved {
                     function: f.function.to_string(),
@@ -160,19 +240,15 @@ impl Symbolizer {
                     inlined: f.inlined,
                 })
                 .collect(),
-        )
+            unverified,
+        }
     }
 
-    /// Said once per module: the nearest PUBLIC before such an offset (`_fini`) would
-    /// be a wrong answer, so none is given.
-    fn past_the_end(&mut self, module: &str, offset: u64) {
-        if self.past_the_end.insert(module.to_string()) {
-            self.warnings.push(format!(
-                "{}: offset {offset:#x} lies past every record of its symbol file; if it \
-                 is a non-PIE program, its offsets count from its load address, which \
-                 only its binary or debug file tells (--debug-dir): not resolved",
-                crate::for_terminal(module)
-            ));
+    /// Says `what` of `module`, once per kind of warning and module.
+    fn warn_once(&mut self, kind: Warned, module: &str, what: impl FnOnce() -> String) {
+        if self.warned.insert((kind, module.to_string())) {
+            self.warnings
+                .push(format!("{}: {}", crate::for_terminal(module), what()));
         }
     }
 
@@ -192,20 +268,57 @@ impl Symbolizer {
                 let local = self.sources.local_object(want);
                 Module {
                     sym,
-                    load_address: local.as_deref().and_then(sources::load_address),
+                    load_address: local
+                        .as_deref()
+                        .and_then(sources::layout)
+                        .map(|l| l.load_address),
+                    unverified: None,
                 }
             }
+            Source::Object(path) if want.build_id.is_none() => self.unverified(want, path),
             Source::Object(path) => Module {
                 sym: self.loaded_or(&path, Self::dump),
-                load_address: sources::load_address(&path),
+                load_address: sources::layout(&path).map(|l| l.load_address),
+                unverified: None,
             },
             Source::Missing => Module {
                 sym: None,
                 load_address: None,
+                unverified: None,
             },
         };
         self.modules.insert(key, found.clone());
         found
+    }
+
+    /// A module found as a local file by name alone: resolved from it only where the
+    /// report's offsets fall in its code, and said to be a guess; not at all with
+    /// `--verified-only`.
+    fn unverified(&mut self, want: Wanted, path: PathBuf) -> Module {
+        let name = want.module.unwrap_or("?");
+        if self.sources.verified_only {
+            let shown = path.display().to_string();
+            self.warn_once(Warned::Refused, name, || {
+                format!(
+                    "the report gives no build ID, and --verified-only refuses the local \
+                     file {shown}: not resolved"
+                )
+            });
+            return Module {
+                sym: None,
+                load_address: None,
+                unverified: None,
+            };
+        }
+        let layout = sources::layout(&path);
+        Module {
+            sym: self.loaded_or(&path, Self::dump),
+            load_address: layout.as_ref().map(|l| l.load_address),
+            unverified: Some(Unverified {
+                code: layout.map_or_else(Vec::new, |l| l.code_spans).into(),
+                path,
+            }),
+        }
     }
 
     fn loaded_or(
@@ -258,6 +371,9 @@ impl Symbolizer {
     }
 
     fn parse(&mut self, path: &Path, bytes: Bytes) -> Arc<SymFile<Bytes>> {
+        self.symbol_bytes = self
+            .symbol_bytes
+            .saturating_add(bytes.as_ref().len() as u64);
         let sym = SymFile::parse(bytes);
         let (damage, count) = sym.damage();
         if let Some(first) = damage.first() {
@@ -292,7 +408,7 @@ mod tests {
         let mut s = Symbolizer::new(vec![dir.clone()]);
         let build_id = Some("4aea7096a43bf4e6e9f3a6c4d7e1a9b4");
         let name = |o: Outcome| match o {
-            Outcome::Frames(f) => f[0].function.clone(),
+            Outcome::Frames { frames, .. } => frames[0].function.clone(),
             other => format!("{other:?}"),
         };
         // The return address 0x1235 (Thumb bit set) is a call in `caller`.
@@ -330,10 +446,19 @@ mod tests {
         };
         assert_eq!(
             r(&mut s, 0x1000, Pc::Exact),
-            Outcome::Frames(vec![f.clone()])
+            Outcome::Frames {
+                frames: vec![f.clone()],
+                unverified: false
+            }
         );
         // A return address at the function's end is a call at its last byte.
-        assert_eq!(r(&mut s, 0x1010, Pc::Return), Outcome::Frames(vec![f]));
+        assert_eq!(
+            r(&mut s, 0x1010, Pc::Return),
+            Outcome::Frames {
+                frames: vec![f],
+                unverified: false
+            }
+        );
         assert_eq!(r(&mut s, 0x1010, Pc::Exact), Outcome::NoSymbol);
         assert_eq!(
             // No binary of it here: its offsets count from 0, as a PIE program's.

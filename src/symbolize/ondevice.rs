@@ -1,5 +1,6 @@
-//! The on-device stack trace (`../shared/docs/on-device-unwinding.md`): threads of
-//! program counters and the modules they fall in, each with its build ID, path, address
+//! The on-device stack trace (README, "symbolize"; the format Memfault's Linux SDK
+//! writes when it unwinds a crashed process on the device): threads of program
+//! counters and the modules they fall in, each with its build ID, path, address
 //! range and the two offsets that undo ASLR. A PC's place in its ELF is
 //! `pc − runtime_offset + compiled_offset`, as the document says.
 
@@ -33,6 +34,24 @@ pub struct Frame {
 pub struct Trace {
     pub modules: Vec<Module>,
     pub threads: Vec<Vec<Frame>>,
+    /// Modules left out, and why.
+    pub warnings: Vec<String>,
+}
+
+/// The longest module path taken: Linux's own limit is 4,096 bytes, and real paths in
+/// `/proc/PID/maps` are a few dozen; a longer one would be written again for every PC
+/// that falls in the module.
+pub const MAX_PATH: usize = 1024;
+
+/// How a module is named on each of its frames' lines: its path's last component (a
+/// file name, at most 255 bytes on every file system).
+pub fn display_name(path: &str) -> &str {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    let mut end = name.len().min(255);
+    while !name.is_char_boundary(end) {
+        end -= 1;
+    }
+    &name[..end]
 }
 
 /// Reads a trace; Err says what is wrong with the document.
@@ -48,10 +67,18 @@ pub fn parse(text: &str) -> Result<Trace, String> {
         .ok_or("no \"threads\" array")?;
     let mut trace = Trace::default();
     for (i, s) in symbols.iter().enumerate() {
-        trace
-            .modules
-            .push(module(s).map_err(|e| format!("symbols[{i}]: {e}"))?);
+        let m = module(s).map_err(|e| format!("symbols[{i}]: {e}"))?;
+        if m.path.len() > MAX_PATH {
+            trace.warnings.push(format!(
+                "symbols[{i}]: a path of {} bytes, longer than any real one ({MAX_PATH}): \
+                 its PCs are not placed",
+                m.path.len()
+            ));
+            continue;
+        }
+        trace.modules.push(m);
     }
+    let index = Placing::new(&trace.modules, &mut trace.warnings);
     for (t, thread) in threads.iter().enumerate() {
         let pcs = thread
             .get("pcs")
@@ -60,11 +87,53 @@ pub fn parse(text: &str) -> Result<Trace, String> {
         let mut frames = Vec::with_capacity(pcs.len());
         for (n, pc) in pcs.iter().enumerate() {
             let pc = hex_value(pc).map_err(|e| format!("threads[{t}].pcs[{n}]: {e}"))?;
-            frames.push(place(&trace.modules, pc, n == 0));
+            frames.push(place(&trace.modules, index.find(pc), pc, n == 0));
         }
         trace.threads.push(frames);
     }
     Ok(trace)
+}
+
+/// The modules' ranges, sorted by start, for placing each PC by binary search (a
+/// trace may name many modules and many PCs). Ranges that overlap an earlier module's
+/// are left out: a process's mappings never overlap, and which module a PC in both
+/// would be is not to be guessed.
+struct Placing {
+    /// (start, end, module index), sorted by start, disjoint.
+    ranges: Vec<(u64, u64, usize)>,
+}
+
+impl Placing {
+    fn new(modules: &[Module], warnings: &mut Vec<String>) -> Placing {
+        let mut ranges: Vec<(u64, u64, usize)> = modules
+            .iter()
+            .enumerate()
+            .filter(|(_, m)| m.start < m.end)
+            .map(|(i, m)| (m.start, m.end, i))
+            .collect();
+        ranges.sort_unstable();
+        let mut kept: Vec<(u64, u64, usize)> = Vec::with_capacity(ranges.len());
+        let mut overlapping = 0usize;
+        for r in ranges {
+            match kept.last() {
+                Some(last) if r.0 < last.1 => overlapping += 1,
+                _ => kept.push(r),
+            }
+        }
+        if overlapping > 0 {
+            warnings.push(format!(
+                "{overlapping} module(s) whose pc_range overlaps another's: their PCs are \
+                 not placed"
+            ));
+        }
+        Placing { ranges: kept }
+    }
+
+    fn find(&self, pc: u64) -> Option<usize> {
+        let i = self.ranges.partition_point(|r| r.0 <= pc).checked_sub(1)?;
+        let (_, end, module) = self.ranges[i];
+        (pc < end).then_some(module)
+    }
 }
 
 fn module(s: &Value) -> Result<Module, String> {
@@ -100,10 +169,9 @@ fn module(s: &Value) -> Result<Module, String> {
     })
 }
 
-/// The module whose range holds `pc`, and the PC's ELF address there. The first PC of
-/// a thread is where it stopped; the others are return addresses.
-fn place(modules: &[Module], pc: u64, first: bool) -> Frame {
-    let module = modules.iter().position(|m| m.start <= pc && pc < m.end);
+/// `pc` placed in `module` (the one whose range holds it): its ELF address there. The
+/// first PC of a thread is where it stopped; the others are return addresses.
+fn place(modules: &[Module], module: Option<usize>, pc: u64, first: bool) -> Frame {
     let offset = module.map_or(0, |i| {
         let m = &modules[i];
         pc.wrapping_sub(m.runtime_offset)

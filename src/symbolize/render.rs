@@ -8,7 +8,7 @@
 use std::fmt::Write as _;
 
 use super::Resolved;
-use super::input::Frame;
+use super::input::{Family, Frame};
 
 /// Counts of a report's frames.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -38,7 +38,7 @@ impl Renderer {
         } else {
             self.tally.resolved += 1;
         }
-        match sanitizer_parts(line) {
+        match sanitizer_parts(line).filter(|_| frame.family == Family::Sanitizer) {
             Some(parts) => self.sanitizer(line, &parts, frame, frames),
             None => pretty(line, frames),
         }
@@ -90,7 +90,8 @@ impl Renderer {
     }
 }
 
-/// A sanitizer frame line's pieces: its indentation, frame number, PC, and where the
+/// A sanitizer frame line's pieces: what stands before its `#` (indentation, or a log's
+/// prefix, repeated on the lines of inlined calls), frame number, PC, and where the
 /// text after the number starts.
 struct SanitizerParts<'a> {
     indent: &'a str,
@@ -100,19 +101,19 @@ struct SanitizerParts<'a> {
 }
 
 fn sanitizer_parts(line: &str) -> Option<SanitizerParts<'_>> {
-    let body = line.trim_start();
-    let indent = &line[..line.len() - body.len()];
-    let rest = body.strip_prefix('#')?;
-    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
-    let index = rest[..digits].parse().ok()?;
-    let after_index = indent.len() + 1 + digits;
-    let pc = line[after_index..].split_whitespace().next()?;
-    pc.strip_prefix("0x")?;
-    Some(SanitizerParts {
-        indent,
-        index,
-        pc,
-        after_index,
+    line.match_indices('#').find_map(|(hash, _)| {
+        let rest = &line[hash + 1..];
+        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+        let index = rest[..digits].parse().ok()?;
+        let after_index = hash + 1 + digits;
+        let pc = line[after_index..].split_whitespace().next()?;
+        pc.strip_prefix("0x")?;
+        Some(SanitizerParts {
+            indent: &line[..hash],
+            index,
+            pc,
+            after_index,
+        })
     })
 }
 

@@ -1,11 +1,16 @@
 //! One `dumpsyms symbolize` run: a report in, the same report with its frames resolved
-//! out (or, with `--json`, the frames as a structured list).
+//! out (or, with `--json`, the frames as records).
+//!
+//! Bounded whatever the report: a line is read up to [`MAX_LINE`] bytes (a longer one is
+//! copied through unread), and what is written stays within [`OUTPUT_FACTOR`] times what
+//! was read (the report and the symbol files) plus [`OUTPUT_SLACK`]; past that, frames
+//! are left as the report has them.
 
-use std::io::{self, BufRead, Write};
+use std::io::{self, BufRead, Read, Write};
 
 use serde_json::{Value, json};
 
-use super::input::{self, Base, Pc};
+use super::input::{self, Context, Pc};
 use super::render::{Renderer, Tally};
 use super::{Outcome, Resolved, Symbolizer, ondevice};
 
@@ -14,9 +19,22 @@ use super::{Outcome, Resolved, Symbolizer, ondevice};
 pub enum Format {
     /// The report, its frames resolved in place.
     Text,
-    /// A JSON array: one object per frame found.
+    /// A JSON array: one record per frame found, the same fields for every kind of
+    /// report (README, "symbolize").
     Json,
 }
+
+/// The longest line read as text: sanitizer lines with long C++ names run to a few KiB,
+/// logcat's are cut at 4 KiB. A longer line is copied through as it is.
+pub const MAX_LINE: usize = 1 << 20;
+
+/// The largest on-device trace read: a device's trace of every thread is a few KiB.
+pub const MAX_TRACE: u64 = 16 << 20;
+
+/// What is written may be this many times what was read (the report and the symbol
+/// files), plus [`OUTPUT_SLACK`].
+pub const OUTPUT_FACTOR: u64 = 99;
+pub const OUTPUT_SLACK: u64 = 16 << 20;
 
 /// Reads the report from `report` and writes it resolved to `out`. A report whose
 /// first character is `{` is the on-device stack-trace JSON; any other is read line
@@ -27,19 +45,38 @@ pub fn run(
     out: &mut dyn Write,
     format: Format,
 ) -> io::Result<Tally> {
+    let mut out = Bounded {
+        out,
+        written: 0,
+        read: 0,
+        symbols: 0,
+        cut: false,
+    };
     // Leading blank lines are kept in text mode.
     let mut first = Vec::new();
     let mut blank = Vec::new();
     loop {
         first.clear();
-        if report.read_until(b'\n', &mut first)? == 0 || !first.trim_ascii().is_empty() {
-            break;
+        match read_line(report, &mut first)? {
+            Line::End => break,
+            Line::Whole if first.trim_ascii().is_empty() => blank.push(first.clone()),
+            Line::Whole | Line::Long => break,
         }
-        blank.push(first.clone());
     }
     if first.trim_ascii_start().starts_with(b"{") {
         let mut doc = first;
-        report.read_to_end(&mut doc)?;
+        Read::take(&mut *report, MAX_TRACE.saturating_sub(doc.len() as u64) + 1)
+            .read_to_end(&mut doc)?;
+        if doc.len() as u64 > MAX_TRACE {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!(
+                    "an on-device stack trace over {} MiB: no device writes one so large",
+                    MAX_TRACE >> 20
+                ),
+            ));
+        }
+        out.read = doc.len() as u64;
         let doc = String::from_utf8(doc).map_err(|e| {
             io::Error::new(
                 io::ErrorKind::InvalidData,
@@ -49,54 +86,110 @@ pub fn run(
                 ),
             )
         })?;
-        return trace(symbolizer, &doc, out, format);
+        let tally = trace(symbolizer, &doc, &mut out, format);
+        warn_if_cut(symbolizer, &out);
+        return tally;
     }
+    let mut pending = blank
+        .into_iter()
+        .chain((!first.is_empty()).then_some(first));
+    let tally = lines(symbolizer, report, &mut pending, &mut out, format);
+    warn_if_cut(symbolizer, &out);
+    tally
+}
+
+fn warn_if_cut(symbolizer: &mut Symbolizer, out: &Bounded<'_>) {
+    if out.cut {
+        symbolizer.warnings.push(format!(
+            "the output reached {OUTPUT_FACTOR} times the size of the report and symbol \
+             files read (plus {} MiB): the frames after that are left as the report \
+             has them",
+            OUTPUT_SLACK >> 20
+        ));
+    }
+}
+
+/// A report read line by line; `pending` holds the lines already read.
+fn lines(
+    symbolizer: &mut Symbolizer,
+    report: &mut dyn BufRead,
+    pending: &mut dyn Iterator<Item = Vec<u8>>,
+    out: &mut Bounded<'_>,
+    format: Format,
+) -> io::Result<Tally> {
     let mut renderer = Renderer::default();
+    let mut context = Context::default();
     // Streamed, a record per line, so that a report of any length takes no more
     // memory than one.
     let mut records = JsonLines::default();
     let mut number = 0u64;
     let mut line = Vec::new();
-    let mut pending = blank
-        .into_iter()
-        .chain((!first.is_empty()).then_some(first));
+    let mut long_lines = 0u64;
     loop {
         line.clear();
-        match pending.next() {
-            Some(l) => line = l,
-            None => {
-                if report.read_until(b'\n', &mut line)? == 0 {
-                    break;
-                }
+        let read = match pending.next() {
+            Some(l) => {
+                line = l;
+                Line::Whole
             }
-        }
+            None => read_line(report, &mut line)?,
+        };
         number += 1;
-        let bytes = line.strip_suffix(b"\n").unwrap_or(&line);
-        let bytes = bytes.strip_suffix(b"\r").unwrap_or(bytes);
+        out.read += line.len() as u64;
+        match read {
+            Line::End => break,
+            Line::Long => {
+                long_lines += 1;
+                let rest = copy_rest_of_line(report, out, format == Format::Text, &line)?;
+                out.read += rest;
+                continue;
+            }
+            Line::Whole => {}
+        }
+        let (bytes, ending) = split_ending(&line);
         // A line that is not UTF-8 is no frame of a known format: written back as it
         // came, byte for byte.
         let Ok(text) = std::str::from_utf8(bytes) else {
             if format == Format::Text {
-                out.write_all(bytes)?;
-                out.write_all(b"\n")?;
+                out.write_all(&line)?;
             }
             continue;
         };
+        context.learn(text);
         let frame = input::frame(text);
-        let frames = frame
-            .as_ref()
-            .map(|f| resolve_line_frame(symbolizer, f))
-            .unwrap_or_default();
+        let resolution = match &frame {
+            Some(f) if !out.exhausted() => resolve_line_frame(symbolizer, &context, f),
+            _ => (Vec::new(), false),
+        };
+        out.symbols = symbolizer.symbol_bytes;
+        let (frames, unverified) = resolution;
         match format {
-            Format::Text => writeln!(out, "{}", renderer.line(text, frame.as_ref(), &frames))?,
+            Format::Text => {
+                if frame.is_none() {
+                    out.write_all(&line)?;
+                    continue;
+                }
+                let rendered = renderer.line(text, frame.as_ref(), &frames);
+                if rendered == text {
+                    out.write_all(&line)?;
+                } else {
+                    out.write_lines(&rendered, ending, &line)?;
+                }
+            }
             Format::Json => {
                 if let Some(f) = &frame {
                     renderer.line(text, Some(f), &frames);
+                    let build_id = f.build_id.or_else(|| context.build_id(f.module));
                     let record = json!({
                         "line": number,
+                        "thread": null,
+                        "frame": null,
+                        "pc": null,
                         "module": f.module,
-                        "build_id": f.build_id,
+                        "build_id": build_id,
                         "offset": format!("{:#x}", f.offset),
+                        "return_address": f.pc == Pc::Return,
+                        "unverified": unverified,
                         "frames": frames_json(&frames),
                     });
                     records.push(out, &record)?;
@@ -107,7 +200,161 @@ pub fn run(
     if format == Format::Json {
         records.finish(out)?;
     }
+    if long_lines > 0 {
+        symbolizer.warnings.push(format!(
+            "{long_lines} line(s) longer than {} MiB copied through unread",
+            MAX_LINE >> 20
+        ));
+    }
     Ok(renderer.tally)
+}
+
+/// What [`read_line`] read.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Line {
+    /// A whole line, its ending included (none on the report's last line).
+    Whole,
+    /// [`MAX_LINE`] bytes of a line that goes on.
+    Long,
+    /// Nothing: the report has ended.
+    End,
+}
+
+/// Reads one line into `line`, at most [`MAX_LINE`] bytes of it.
+fn read_line(report: &mut dyn BufRead, line: &mut Vec<u8>) -> io::Result<Line> {
+    loop {
+        let buf = match report.fill_buf() {
+            Ok(b) => b,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if buf.is_empty() {
+            return Ok(if line.is_empty() {
+                Line::End
+            } else {
+                Line::Whole
+            });
+        }
+        let room = MAX_LINE - line.len();
+        let (take, done) = match memchr::memchr(b'\n', &buf[..buf.len().min(room)]) {
+            Some(i) => (i + 1, true),
+            None => (buf.len().min(room), false),
+        };
+        line.extend_from_slice(&buf[..take]);
+        report.consume(take);
+        if done {
+            return Ok(Line::Whole);
+        }
+        if line.len() >= MAX_LINE {
+            return Ok(Line::Long);
+        }
+    }
+}
+
+/// Copies an over-long line through (`head`, then the rest up to its newline), or
+/// skips it; the bytes read past `head`.
+fn copy_rest_of_line(
+    report: &mut dyn BufRead,
+    out: &mut Bounded<'_>,
+    copy: bool,
+    head: &[u8],
+) -> io::Result<u64> {
+    if copy {
+        out.write_all(head)?;
+    }
+    let mut total = 0u64;
+    loop {
+        let buf = match report.fill_buf() {
+            Ok(b) => b,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if buf.is_empty() {
+            return Ok(total);
+        }
+        let (take, done) = match memchr::memchr(b'\n', buf) {
+            Some(i) => (i + 1, true),
+            None => (buf.len(), false),
+        };
+        if copy {
+            out.write_all(&buf[..take])?;
+        }
+        report.consume(take);
+        total += take as u64;
+        if done {
+            return Ok(total);
+        }
+    }
+}
+
+/// A line's text and its ending (`\r\n`, `\n`, or none), kept to be written back.
+fn split_ending(line: &[u8]) -> (&[u8], &'static str) {
+    if let Some(l) = line.strip_suffix(b"\r\n") {
+        (l, "\r\n")
+    } else if let Some(l) = line.strip_suffix(b"\n") {
+        (l, "\n")
+    } else {
+        (line, "")
+    }
+}
+
+/// The output, counted against what was read.
+struct Bounded<'a> {
+    out: &'a mut dyn Write,
+    written: u64,
+    read: u64,
+    /// Bytes of the symbol files read so far.
+    symbols: u64,
+    /// Whether the bound was met: frames are no longer resolved.
+    cut: bool,
+}
+
+impl Bounded<'_> {
+    fn bound(&self) -> u64 {
+        OUTPUT_FACTOR
+            .saturating_mul(self.read.saturating_add(self.symbols))
+            .saturating_add(OUTPUT_SLACK)
+    }
+
+    fn exhausted(&self) -> bool {
+        self.cut
+    }
+
+    /// A rendered line, whose lines (split at `\n`) take the original line's ending;
+    /// `original` instead if it would pass the bound.
+    fn write_lines(&mut self, rendered: &str, ending: &str, original: &[u8]) -> io::Result<()> {
+        let extra = rendered.matches('\n').count() * ending.len().saturating_sub(1);
+        if self.would_pass(rendered.len() + extra + ending.len()) {
+            return self.write_all(original);
+        }
+        if ending == "\r\n" {
+            self.write_all(rendered.replace('\n', "\r\n").as_bytes())?;
+        } else {
+            self.write_all(rendered.as_bytes())?;
+        }
+        self.write_all(ending.as_bytes())
+    }
+
+    /// Whether writing `len` more bytes would pass the bound (which then holds from
+    /// here on).
+    fn would_pass(&mut self, len: usize) -> bool {
+        if self.written.saturating_add(len as u64) > self.bound() {
+            self.cut = true;
+        }
+        self.cut
+    }
+}
+
+impl Write for Bounded<'_> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let n = self.out.write(buf)?;
+        self.written += n as u64;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.out.flush()
+    }
 }
 
 /// A JSON array written as it grows: `[`, then one compact record per line.
@@ -117,24 +364,34 @@ struct JsonLines {
 }
 
 impl JsonLines {
-    fn push(&mut self, out: &mut dyn Write, record: &Value) -> io::Result<()> {
+    /// Writes `record`, unless it would pass the output's bound.
+    fn push(&mut self, out: &mut Bounded<'_>, record: &Value) -> io::Result<()> {
+        let text = serde_json::to_vec(record)?;
+        if out.would_pass(text.len() + 2) {
+            return Ok(());
+        }
         out.write_all(if self.started { b",\n" } else { b"[\n" })?;
         self.started = true;
-        serde_json::to_writer(&mut *out, record)?;
-        Ok(())
+        out.write_all(&text)
     }
 
-    fn finish(self, out: &mut dyn Write) -> io::Result<()> {
+    fn finish(self, out: &mut Bounded<'_>) -> io::Result<()> {
         out.write_all(if self.started { b"\n]\n" } else { b"[]\n" })
     }
 }
 
-fn resolve_line_frame(symbolizer: &mut Symbolizer, f: &input::Frame<'_>) -> Vec<Resolved> {
+/// What a line's frame resolves to, and whether from an unidentified local file.
+fn resolve_line_frame(
+    symbolizer: &mut Symbolizer,
+    context: &Context,
+    f: &input::Frame<'_>,
+) -> (Vec<Resolved>, bool) {
     // A module named by its build ID alone has no name to look under.
     let name = (f.build_id != Some(f.module)).then_some(f.module);
-    match symbolizer.resolve(name, f.build_id, f.offset, f.base, f.pc) {
-        Outcome::Frames(frames) => frames,
-        Outcome::NoSymbol | Outcome::NoModule => Vec::new(),
+    let build_id = f.build_id.or_else(|| context.build_id(f.module));
+    match symbolizer.resolve(name, build_id, f.offset, f.base, f.pc) {
+        Outcome::Frames { frames, unverified } => (frames, unverified),
+        Outcome::NoSymbol | Outcome::NoModule => (Vec::new(), false),
     }
 }
 
@@ -142,7 +399,7 @@ fn resolve_line_frame(symbolizer: &mut Symbolizer, f: &input::Frame<'_>) -> Vec<
 fn trace(
     symbolizer: &mut Symbolizer,
     doc: &str,
-    out: &mut dyn Write,
+    out: &mut Bounded<'_>,
     format: Format,
 ) -> io::Result<Tally> {
     let trace = ondevice::parse(doc).map_err(|e| {
@@ -151,65 +408,75 @@ fn trace(
             format!("an on-device stack trace: {e}"),
         )
     })?;
+    symbolizer.warnings.extend(trace.warnings.iter().cloned());
     let mut tally = Tally::default();
-    let mut threads = Vec::new();
+    let mut records = JsonLines::default();
     for (t, thread) in trace.threads.iter().enumerate() {
         if format == Format::Text {
             writeln!(out, "thread {t}:")?;
         }
-        let mut records = Vec::new();
         for (n, f) in thread.iter().enumerate() {
             let module = f.module.map(|i| &trace.modules[i]);
-            let outcome = module.map(|m| {
-                symbolizer.resolve(
+            let outcome = match module {
+                Some(m) if !out.exhausted() => Some(symbolizer.resolve(
                     Some(&m.path),
                     m.build_id.as_deref(),
                     f.offset,
-                    Base::Vaddr,
+                    f.base,
                     f.kind,
-                )
-            });
-            let frames = match outcome {
-                Some(Outcome::Frames(frames)) => frames,
-                _ => Vec::new(),
+                )),
+                _ => None,
+            };
+            out.symbols = symbolizer.symbol_bytes;
+            let (frames, unverified) = match outcome {
+                Some(Outcome::Frames { frames, unverified }) => (frames, unverified),
+                _ => (Vec::new(), false),
             };
             if frames.is_empty() {
                 tally.unresolved += 1;
             } else {
                 tally.resolved += 1;
             }
-            let place = module.map_or(String::from("??"), |m| {
-                format!("{}+{:#x}", m.path, f.offset)
-            });
             match format {
                 Format::Text => {
-                    writeln!(out, "  #{n} {:#x} {place}", f.pc)?;
+                    let mut text = String::new();
+                    let place = module.map_or(String::from("??"), |m| {
+                        format!("{}+{:#x}", ondevice::display_name(&m.path), f.offset)
+                    });
+                    text.push_str(&format!("  #{n} {:#x} {place}\n", f.pc));
                     for (j, r) in frames.iter().enumerate() {
                         let by = if j > 0 { " (inlined by) " } else { "" };
-                        writeln!(
-                            out,
-                            "      {by}{} at {}:{}",
+                        text.push_str(&format!(
+                            "      {by}{} at {}:{}\n",
                             r.function,
                             r.file.as_deref().unwrap_or("??"),
                             r.line.unwrap_or(0)
-                        )?;
+                        ));
+                    }
+                    if !out.would_pass(text.len()) {
+                        out.write_all(text.as_bytes())?;
                     }
                 }
-                Format::Json => records.push(json!({
-                    "pc": format!("{:#x}", f.pc),
-                    "module": module.map(|m| &m.path),
-                    "build_id": module.and_then(|m| m.build_id.as_deref()),
-                    "offset": module.map(|_| format!("{:#x}", f.offset)),
-                    "return_address": f.kind == Pc::Return,
-                    "frames": frames_json(&frames),
-                })),
+                Format::Json => records.push(
+                    out,
+                    &json!({
+                        "line": null,
+                        "thread": t,
+                        "frame": n,
+                        "pc": format!("{:#x}", f.pc),
+                        "module": module.map(|m| &m.path),
+                        "build_id": module.and_then(|m| m.build_id.as_deref()),
+                        "offset": module.map(|_| format!("{:#x}", f.offset)),
+                        "return_address": f.kind == Pc::Return,
+                        "unverified": unverified,
+                        "frames": frames_json(&frames),
+                    }),
+                )?,
             }
         }
-        threads.push(Value::Array(records));
     }
     if format == Format::Json {
-        serde_json::to_writer_pretty(&mut *out, &json!({ "threads": threads }))?;
-        writeln!(out)?;
+        records.finish(out)?;
     }
     Ok(tally)
 }

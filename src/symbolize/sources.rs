@@ -23,6 +23,9 @@ pub struct Sources {
     pub module_paths: bool,
     /// Debug files by build ID (`DEBUGINFOD_URLS`), unless turned off.
     pub debuginfod: Option<Debuginfod>,
+    /// `--verified-only`: no module is resolved from a local file that the report does
+    /// not identify by build ID.
+    pub verified_only: bool,
 }
 
 /// What was found for a module.
@@ -160,10 +163,11 @@ fn is_object_of(path: &Path, build_id: Option<&str>) -> bool {
     }
 }
 
-/// The load address of the object file at `path`: its first `PT_LOAD`'s virtual
-/// address for ELF (what the dumper subtracts from every address it writes).
-pub fn load_address(path: &Path) -> Option<u64> {
+/// The layout of the object file at `path`: its load address (for ELF its first
+/// `PT_LOAD`'s virtual address, what the dumper subtracts from every address it writes)
+/// and its executable sections.
+pub fn layout(path: &Path) -> Option<crate::identity::Layout> {
     let input = Input::open(path).ok()?;
     let obj = Object::parse_any(&input).ok()?;
-    Some(crate::identity::layout(&obj).load_address)
+    Some(crate::identity::layout(&obj))
 }

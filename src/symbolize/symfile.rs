@@ -195,9 +195,15 @@ impl<B: AsRef<[u8]>> SymFile<B> {
     /// nearest PUBLIC at or before it, unless a FUNC starts between the two (the
     /// address is then past that function's end, in code no record describes).
     pub fn lookup(&self, addr: u64) -> Vec<Frame<'_>> {
+        self.lookup_within(addr, usize::MAX).0
+    }
+
+    /// [`SymFile::lookup`], following at most `max_depth` levels of inlined calls (the
+    /// outermost): true when there were more.
+    pub fn lookup_within(&self, addr: u64, max_depth: usize) -> (Vec<Frame<'_>>, bool) {
         match self.func_at(addr) {
-            Some(f) => self.func_frames(f, addr),
-            None => self.public_frame(addr).into_iter().collect(),
+            Some(f) => self.func_frames(f, addr, max_depth),
+            None => (self.public_frame(addr).into_iter().collect(), false),
         }
     }
 
@@ -231,7 +237,7 @@ impl<B: AsRef<[u8]>> SymFile<B> {
         })
     }
 
-    fn func_frames(&self, f: &Func, addr: u64) -> Vec<Frame<'_>> {
+    fn func_frames(&self, f: &Func, addr: u64, max_depth: usize) -> (Vec<Frame<'_>>, bool) {
         let (a, b) = f.lines;
         let lines = &self.lines[a as usize..b as usize];
         let line = lines
@@ -243,6 +249,7 @@ impl<B: AsRef<[u8]>> SymFile<B> {
         let (a, b) = f.inlines;
         let inlines = &self.inlines[a as usize..b as usize];
         let mut chain: Vec<&InlineRange> = Vec::new();
+        let mut cut = false;
         for depth in 0u32.. {
             let at_depth = depth_range(inlines, depth);
             if at_depth.is_empty() {
@@ -257,6 +264,10 @@ impl<B: AsRef<[u8]>> SymFile<B> {
             else {
                 break;
             };
+            if chain.len() >= max_depth {
+                cut = true;
+                break;
+            }
             chain.push(r);
         }
         // Innermost first: the deepest inlined function at the line record's place;
@@ -285,7 +296,7 @@ impl<B: AsRef<[u8]>> SymFile<B> {
             inlined: false,
             public: false,
         });
-        frames
+        (frames, cut)
     }
 }
 
