@@ -850,3 +850,265 @@ fn a_thumb_backtrace_resolves_as_llvm_symbolizer_reads_it() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert_eq!(json_frames(&o.stdout, "./thumb"), oracle);
 }
+
+/// Each report of `fixtures/symbolize/field` (one per family of crash text, written in
+/// the shapes seen in public trackers) and the number of its lines that are frames with
+/// a module and an offset, counted by hand; `not-frames.txt` holds lines that look alike
+/// and are none (kernel, WinDbg, Go, Rust, a sanitizer's summary).
+const FIELD: &[(&str, u64)] = &[
+    ("android.txt", 10),
+    ("coredump.txt", 6),
+    ("drmemory.txt", 4),
+    ("gecko.txt", 3),
+    ("glibc.txt", 6),
+    ("graphene.txt", 4),
+    ("not-frames.txt", 0),
+    ("sanitizers.txt", 6),
+    ("stackwalk.txt", 2),
+    ("tsan.txt", 9),
+    ("xorg.txt", 4),
+];
+
+/// `dumpsyms symbolize ARGS REPORT` in an empty directory, with nothing to resolve from
+/// but what ARGS give: (stdout, stderr).
+fn symbolize_in_empty_dir(tag: &str, args: &[&str], report: &Path) -> (Vec<u8>, String) {
+    let o = dumpsyms_command()
+        .current_dir(scratch(tag))
+        .args(["symbolize", "--no-debuginfod"])
+        .args(args)
+        .arg(report)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    (o.stdout, String::from_utf8(o.stderr).unwrap())
+}
+
+/// Every frame of every family is found, and nothing else; where nothing resolves, the
+/// report comes back byte for byte, CRLF line ends and a last line without one
+/// included.
+#[test]
+fn every_family_of_the_field_is_recognized_and_passed_through_unchanged() {
+    let dir = fixtures().join("symbolize/field");
+    let mut files: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".txt"))
+        .collect();
+    files.sort();
+    let listed: Vec<&str> = FIELD.iter().map(|(f, _)| *f).collect();
+    assert_eq!(files, listed, "each field fixture has its count here");
+    for (file, want) in FIELD {
+        let report = dir.join(file);
+        let (json, stderr) =
+            symbolize_in_empty_dir("field-json", &["--json", "--verified-only"], &report);
+        let records: serde_json::Value = serde_json::from_slice(&json).unwrap();
+        let records = records.as_array().unwrap();
+        assert_eq!(records.len() as u64, *want, "{file}: {records:#?}");
+        assert!(
+            stderr.contains(&format!("0 frame(s) resolved, {want} not")),
+            "{file}: {stderr}"
+        );
+        for r in records {
+            assert!(r["line"].is_u64() && r["offset"].is_string(), "{file}: {r}");
+            assert_eq!(r["unverified"], false, "{file}: {r}");
+        }
+        let input = std::fs::read(&report).unwrap();
+        let (text, _) = symbolize_in_empty_dir("field-text", &["--verified-only"], &report);
+        assert!(text == input, "{file}: changed where nothing resolved");
+        // The same report with CRLF line ends and no newline at its end.
+        let crlf_report = scratch("field-crlf").join(file);
+        let mut crlf = String::from_utf8(input).unwrap().replace('\n', "\r\n");
+        crlf.truncate(crlf.len() - 2);
+        std::fs::write(&crlf_report, &crlf).unwrap();
+        let (text, _) = symbolize_in_empty_dir("field-crlf-out", &["--verified-only"], &crlf_report);
+        assert!(text == crlf.as_bytes(), "{file}: CRLF changed");
+    }
+}
+
+/// Frames of `module` in `--json` records, keyed by offset: each offset's frames as
+/// "function file:line" ("??:0" where the symbol file gives no source).
+fn json_by_offset(json: &[u8], module: &str) -> std::collections::BTreeMap<String, Vec<String>> {
+    let doc: serde_json::Value = serde_json::from_slice(json).unwrap();
+    let mut out = std::collections::BTreeMap::new();
+    for r in doc.as_array().unwrap() {
+        if r["module"] != module {
+            continue;
+        }
+        let frames = r["frames"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| {
+                format!(
+                    "{} {}:{}",
+                    f["function"].as_str().unwrap(),
+                    f["file"].as_str().unwrap_or("??"),
+                    f["line"].as_u64().unwrap_or(0)
+                )
+            })
+            .collect();
+        out.insert(r["offset"].as_str().unwrap().to_string(), frames);
+    }
+    out
+}
+
+/// A real data race, reported by ThreadSanitizer with `symbolize=0` (`#N <null> <null>
+/// (race+0xOFF)`: no PC), resolves as TSan prints it with llvm-symbolizer 19: every
+/// offset both name, with the inlined call, by function and file:line.
+#[test]
+fn a_tsan_report_resolves_as_llvm_symbolizer_reads_it() {
+    let dir = fixtures().join("symbolize/tsan");
+    let store = store_of(dir.join("race"), "symbolize-tsan");
+    let o = dumpsyms_command()
+        .args(["symbolize", "--json", "--no-debuginfod", "--store"])
+        .arg(&store)
+        .arg(dir.join("report.txt"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let ours = json_by_offset(&o.stdout, "race");
+    // The oracle: `#N function file:line:column (race+0xOFF)`, an inlined call's frames
+    // on consecutive lines with one offset.
+    let oracle_text = std::fs::read_to_string(dir.join("llvm-symbolized.txt")).unwrap();
+    let mut oracle: Vec<(String, Vec<(String, String)>)> = Vec::new();
+    let mut previous_number = u32::MAX;
+    for line in oracle_text.lines() {
+        let Some(rest) = line.trim_start().strip_prefix('#') else {
+            continue;
+        };
+        let words: Vec<&str> = rest.split_whitespace().collect();
+        let Some(offset) = words.iter().find_map(|w| w.strip_prefix("(race+")) else {
+            continue;
+        };
+        let offset = offset.trim_end_matches(')').to_string();
+        let number: u32 = words[0].parse().unwrap();
+        let place = match words[2] {
+            "<null>" => "??:0".to_string(),
+            p => {
+                let mut parts = p.rsplitn(3, ':');
+                let (_col, line, file) = (parts.next(), parts.next().unwrap(), parts.next().unwrap());
+                format!("{file}:{line}")
+            }
+        };
+        let frame = (words[1].to_string(), place);
+        match oracle.last_mut() {
+            Some((o, frames)) if *o == offset && number == previous_number + 1 => frames.push(frame),
+            _ => oracle.push((offset, vec![frame])),
+        }
+        previous_number = number;
+    }
+    let aliases = aliases(&dir.join("race"));
+    let same_function = |a: &str, b: &str| {
+        a == b
+            || aliases
+                .iter()
+                .any(|v| v.iter().any(|n| n == a) && v.iter().any(|n| n == b))
+    };
+    let mut compared = 0;
+    for (offset, frames) in &oracle {
+        let got = ours.get(offset).unwrap_or_else(|| panic!("{offset}: {ours:#?}"));
+        assert_eq!(got.len(), frames.len(), "{offset}: {got:?} vs {frames:?}");
+        for (g, (function, place)) in got.iter().zip(frames) {
+            let (g_function, g_place) = g.rsplit_once(' ').unwrap();
+            assert!(same_function(g_function, function), "{offset}: {g} vs {function}");
+            // TSan's runtime has no line table: llvm-symbolizer names no file there.
+            if place != "??:0" {
+                assert_eq!(g_place, place, "{offset}");
+            }
+            compared += 1;
+        }
+    }
+    assert!(compared >= 6, "{oracle:?}");
+    assert!(ours.values().any(|f| f.len() == 2), "the inlined call: {ours:?}");
+}
+
+/// A real process's stack in systemd-coredump's shape (`coredumpctl info`: build IDs on
+/// `Module` lines of their own, frames `#N 0xPC function (module + 0xOFF)`, callers'
+/// return addresses) resolves as llvm-symbolizer 19 reads each frame's address.
+#[test]
+fn a_coredump_stack_resolves_as_llvm_symbolizer_reads_it() {
+    let dir = fixtures().join("symbolize/coredump");
+    let store = store_of(fixtures().join("symbolize/ondevice/blocked"), "symbolize-coredump");
+    let o = dumpsyms_command()
+        .args(["symbolize", "--json", "--no-debuginfod", "--store"])
+        .arg(&store)
+        .arg(dir.join("coredump.txt"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let records = doc.as_array().unwrap();
+    assert_eq!(records.len(), 6, "{records:#?}");
+    // The build ID of each module comes from its `Module` line.
+    assert!(records.iter().all(|r| r["build_id"].is_string()), "{records:#?}");
+    let module = records
+        .iter()
+        .map(|r| r["module"].as_str().unwrap())
+        .find(|m| m.ends_with("/blocked"))
+        .unwrap()
+        .to_string();
+    let ours = json_by_offset(&o.stdout, &module);
+    let mut oracle: std::collections::BTreeMap<String, Vec<String>> = Default::default();
+    for row in std::fs::read_to_string(dir.join("llvm-symbolizer.tsv"))
+        .unwrap()
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+    {
+        let f: Vec<&str> = row.split('\t').collect();
+        if f[1] != module {
+            continue;
+        }
+        let place = &f[5][..f[5].rfind(':').unwrap()];
+        oracle
+            .entry(f[2].to_string())
+            .or_default()
+            .push(format!("{} {place}", f[4]));
+    }
+    assert_eq!(ours, oracle);
+    assert!(oracle.len() >= 3);
+}
+
+/// A report naming a binary of this machine by its path and no build ID: an offset in
+/// its code is resolved from it, marked unverified, with one warning; one outside its
+/// code is not resolved (another build's offset would land anywhere); with
+/// --verified-only neither is.
+#[test]
+fn local_files_the_report_does_not_identify_are_marked_or_refused() {
+    let binary = fixtures().join("symbolize/asan/uaf");
+    let here = scratch("symbolize-unverified");
+    let report = here.join("report.txt");
+    // A return address just past main's call (the ASan report's frame #1, plus one), and
+    // a data address.
+    std::fs::write(
+        &report,
+        format!(
+            "{0}(+0xddf03) [0x55cf14361f03]\n{0}(+0xddf03) [0x55cf14361f03]\n{0}(+0x1476258) [0x1]\n",
+            binary.display()
+        ),
+    )
+    .unwrap();
+    let (json, stderr) = symbolize_in_empty_dir("unverified", &["--json"], &report);
+    let doc: serde_json::Value = serde_json::from_slice(&json).unwrap();
+    let r = doc.as_array().unwrap();
+    assert_eq!(r.len(), 3);
+    assert_eq!(r[0]["unverified"], true, "{}", r[0]);
+    assert_eq!(r[0]["frames"][0]["function"], "main", "{}", r[0]);
+    assert!(r[2]["frames"].as_array().unwrap().is_empty(), "{}", r[2]);
+    assert_eq!(
+        stderr
+            .matches("which the report does not identify by build ID: the answer is right only if it is the same build")
+            .count(),
+        1,
+        "{stderr}"
+    );
+    assert!(stderr.contains("offset 0x1476258 lies outside the executable sections"), "{stderr}");
+    let (text, _) = symbolize_in_empty_dir("unverified-text", &[], &report);
+    assert!(String::from_utf8(text).unwrap().contains("main at "));
+    let (json, stderr) = symbolize_in_empty_dir("verified-only", &["--json", "--verified-only"], &report);
+    let doc: serde_json::Value = serde_json::from_slice(&json).unwrap();
+    assert!(
+        doc.as_array().unwrap().iter().all(|r| r["frames"].as_array().unwrap().is_empty()),
+        "{doc}"
+    );
+    assert!(stderr.contains("--verified-only refuses the local file"), "{stderr}");
+}
