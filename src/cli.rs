@@ -212,6 +212,10 @@ struct SymbolizeArgs {
     /// Give up on a symbol server after SECS without progress [default: 10]
     #[arg(long = "server-timeout", value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..))]
     server_timeout: Option<u64>,
+    /// Spend at most SECS on symbol servers and debuginfod in all, however many modules
+    /// the report names [default: 30]
+    #[arg(long = "server-max-time", value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..))]
+    server_max_time: Option<u64>,
     /// Resolve no module from a local file that the report does not identify by build
     /// ID (by default such frames are resolved where their offsets fall in the file's
     /// code, marked unverified, with a warning)
@@ -252,6 +256,11 @@ impl SymbolizeArgs {
                 Debuginfod::from_env()
             },
             verified_only: self.verified_only,
+            network_time: Some(Duration::from_secs(
+                self.server_max_time
+                    .unwrap_or(dumpsyms::symbolize::sources::NETWORK_TIME.as_secs()),
+            )),
+            ..Sources::default()
         }
     }
 }

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 pub struct AtomicFile {
     target: PathBuf,
     /// `None` when writing through to a file that is not a regular one.
-    temp: Option<PathBuf>,
+    temp: Option<Temp>,
     writer: Option<BufWriter<File>>,
     /// The contents are on disk already ([`AtomicFile::sync`]).
     synced: bool,
@@ -55,6 +55,16 @@ impl AtomicFile {
         let name = target.file_name().ok_or_else(|| {
             io::Error::new(io::ErrorKind::InvalidInput, "output path has no file name")
         })?;
+        // Unnamed until committed, where the file system allows it: a run killed while
+        // writing (a download cut by SIGKILL) leaves nothing in the directory.
+        if let Some((file, proc_path)) = unnamed(&dir) {
+            return Ok(AtomicFile {
+                target,
+                temp: Some(Temp::Unnamed(proc_path)),
+                writer: Some(BufWriter::with_capacity(1 << 16, file)),
+                synced: false,
+            });
+        }
         // The same directory, so that the final rename cannot cross file systems.
         let mut n = 0u32;
         loop {
@@ -71,7 +81,7 @@ impl AtomicFile {
                 Ok(file) => {
                     return Ok(AtomicFile {
                         target,
-                        temp: Some(temp),
+                        temp: Some(Temp::Named(temp)),
                         writer: Some(BufWriter::with_capacity(1 << 16, file)),
                         synced: false,
                     });
@@ -94,7 +104,10 @@ impl AtomicFile {
     /// Where the contents are until [`AtomicFile::commit`] (the target itself when it
     /// is written through), for checking them before they are committed.
     pub fn written_path(&self) -> &Path {
-        self.temp.as_deref().unwrap_or(&self.target)
+        match &self.temp {
+            Some(Temp::Named(p) | Temp::Unnamed(p)) => p,
+            None => &self.target,
+        }
     }
 
     /// Flushes the contents to disk, so that [`AtomicFile::written_path`] can be read
@@ -129,9 +142,93 @@ impl AtomicFile {
         if !self.synced {
             file.sync_all()?;
         }
-        drop(file);
-        fs::rename(&temp, &self.target)
+        match temp {
+            Temp::Named(temp) => {
+                drop(file);
+                fs::rename(&temp, &self.target)
+            }
+            Temp::Unnamed(proc_path) => {
+                // Linked under a hidden name, then renamed over the target: a link
+                // cannot replace a file that is there.
+                let named = link_beside(&proc_path, &self.target)?;
+                drop(file);
+                fs::rename(&named, &self.target).inspect_err(|_| {
+                    let _ = fs::remove_file(&named);
+                })
+            }
+        }
     }
+}
+
+/// Where an uncommitted file's contents are.
+enum Temp {
+    /// A hidden file beside the target.
+    Named(PathBuf),
+    /// An unnamed file (`O_TMPFILE`), reached through `/proc/self/fd`.
+    Unnamed(PathBuf),
+}
+
+/// An unnamed file in `dir` and the path that reaches it, where the kernel and the file
+/// system support them (Linux's `O_TMPFILE`, and `/proc` to name it by).
+#[cfg(target_os = "linux")]
+fn unnamed(dir: &Path) -> Option<(fs::File, PathBuf)> {
+    use std::os::unix::fs::OpenOptionsExt;
+    use std::os::unix::io::AsRawFd;
+    let file = fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .custom_flags(libc::O_TMPFILE)
+        .mode(0o666)
+        .open(dir)
+        .ok()?;
+    let proc_path = PathBuf::from(format!("/proc/self/fd/{}", file.as_raw_fd()));
+    proc_path.exists().then_some((file, proc_path))
+}
+
+#[cfg(not(target_os = "linux"))]
+fn unnamed(_dir: &Path) -> Option<(fs::File, PathBuf)> {
+    None
+}
+
+/// Links the unnamed file at `proc_path` into `target`'s directory under a hidden name
+/// of its own; returns that name.
+#[cfg(target_os = "linux")]
+fn link_beside(proc_path: &Path, target: &Path) -> io::Result<PathBuf> {
+    use std::ffi::CString;
+    use std::os::unix::ffi::OsStrExt;
+    let dir = target.parent().unwrap_or(Path::new("."));
+    let name = target.file_name().unwrap_or_default().to_string_lossy();
+    let from = CString::new(proc_path.as_os_str().as_bytes())?;
+    for n in 0..100u32 {
+        let named = dir.join(format!(".{name}.{}.{n}.tmp", std::process::id()));
+        let to = CString::new(named.as_os_str().as_bytes())?;
+        // SAFETY: both are NUL-terminated paths that live across the call.
+        let rc = unsafe {
+            libc::linkat(
+                libc::AT_FDCWD,
+                from.as_ptr(),
+                libc::AT_FDCWD,
+                to.as_ptr(),
+                libc::AT_SYMLINK_FOLLOW,
+            )
+        };
+        if rc == 0 {
+            return Ok(named);
+        }
+        let e = io::Error::last_os_error();
+        if e.kind() != io::ErrorKind::AlreadyExists {
+            return Err(e);
+        }
+    }
+    Err(io::Error::new(
+        io::ErrorKind::AlreadyExists,
+        "no free temporary name beside the output",
+    ))
+}
+
+#[cfg(not(target_os = "linux"))]
+fn link_beside(_proc_path: &Path, _target: &Path) -> io::Result<PathBuf> {
+    unreachable!("unnamed files are made on Linux only")
 }
 
 /// `path` with every symbolic link in its last component followed (relative targets
@@ -161,7 +258,7 @@ impl Drop for AtomicFile {
         if self.writer.is_some() {
             // Not committed: an error happened; leave nothing behind.
             self.writer = None;
-            if let Some(temp) = &self.temp {
+            if let Some(Temp::Named(temp)) = &self.temp {
                 let _ = fs::remove_file(temp);
             }
         }

@@ -920,7 +920,8 @@ fn every_family_of_the_field_is_recognized_and_passed_through_unchanged() {
         let mut crlf = String::from_utf8(input).unwrap().replace('\n', "\r\n");
         crlf.truncate(crlf.len() - 2);
         std::fs::write(&crlf_report, &crlf).unwrap();
-        let (text, _) = symbolize_in_empty_dir("field-crlf-out", &["--verified-only"], &crlf_report);
+        let (text, _) =
+            symbolize_in_empty_dir("field-crlf-out", &["--verified-only"], &crlf_report);
         assert!(text == crlf.as_bytes(), "{file}: CRLF changed");
     }
 }
@@ -986,13 +987,16 @@ fn a_tsan_report_resolves_as_llvm_symbolizer_reads_it() {
             "<null>" => "??:0".to_string(),
             p => {
                 let mut parts = p.rsplitn(3, ':');
-                let (_col, line, file) = (parts.next(), parts.next().unwrap(), parts.next().unwrap());
+                let (_col, line, file) =
+                    (parts.next(), parts.next().unwrap(), parts.next().unwrap());
                 format!("{file}:{line}")
             }
         };
         let frame = (words[1].to_string(), place);
         match oracle.last_mut() {
-            Some((o, frames)) if *o == offset && number == previous_number + 1 => frames.push(frame),
+            Some((o, frames)) if *o == offset && number == previous_number + 1 => {
+                frames.push(frame)
+            }
             _ => oracle.push((offset, vec![frame])),
         }
         previous_number = number;
@@ -1006,11 +1010,16 @@ fn a_tsan_report_resolves_as_llvm_symbolizer_reads_it() {
     };
     let mut compared = 0;
     for (offset, frames) in &oracle {
-        let got = ours.get(offset).unwrap_or_else(|| panic!("{offset}: {ours:#?}"));
+        let got = ours
+            .get(offset)
+            .unwrap_or_else(|| panic!("{offset}: {ours:#?}"));
         assert_eq!(got.len(), frames.len(), "{offset}: {got:?} vs {frames:?}");
         for (g, (function, place)) in got.iter().zip(frames) {
             let (g_function, g_place) = g.rsplit_once(' ').unwrap();
-            assert!(same_function(g_function, function), "{offset}: {g} vs {function}");
+            assert!(
+                same_function(g_function, function),
+                "{offset}: {g} vs {function}"
+            );
             // TSan's runtime has no line table: llvm-symbolizer names no file there.
             if place != "??:0" {
                 assert_eq!(g_place, place, "{offset}");
@@ -1019,7 +1028,10 @@ fn a_tsan_report_resolves_as_llvm_symbolizer_reads_it() {
         }
     }
     assert!(compared >= 6, "{oracle:?}");
-    assert!(ours.values().any(|f| f.len() == 2), "the inlined call: {ours:?}");
+    assert!(
+        ours.values().any(|f| f.len() == 2),
+        "the inlined call: {ours:?}"
+    );
 }
 
 /// A real process's stack in systemd-coredump's shape (`coredumpctl info`: build IDs on
@@ -1028,7 +1040,10 @@ fn a_tsan_report_resolves_as_llvm_symbolizer_reads_it() {
 #[test]
 fn a_coredump_stack_resolves_as_llvm_symbolizer_reads_it() {
     let dir = fixtures().join("symbolize/coredump");
-    let store = store_of(fixtures().join("symbolize/ondevice/blocked"), "symbolize-coredump");
+    let store = store_of(
+        fixtures().join("symbolize/ondevice/blocked"),
+        "symbolize-coredump",
+    );
     let o = dumpsyms_command()
         .args(["symbolize", "--json", "--no-debuginfod", "--store"])
         .arg(&store)
@@ -1040,7 +1055,10 @@ fn a_coredump_stack_resolves_as_llvm_symbolizer_reads_it() {
     let records = doc.as_array().unwrap();
     assert_eq!(records.len(), 6, "{records:#?}");
     // The build ID of each module comes from its `Module` line.
-    assert!(records.iter().all(|r| r["build_id"].is_string()), "{records:#?}");
+    assert!(
+        records.iter().all(|r| r["build_id"].is_string()),
+        "{records:#?}"
+    );
     let module = records
         .iter()
         .map(|r| r["module"].as_str().unwrap())
@@ -1101,14 +1119,24 @@ fn local_files_the_report_does_not_identify_are_marked_or_refused() {
         1,
         "{stderr}"
     );
-    assert!(stderr.contains("offset 0x1476258 lies outside the executable sections"), "{stderr}");
+    assert!(
+        stderr.contains("offset 0x1476258 lies outside the executable sections"),
+        "{stderr}"
+    );
     let (text, _) = symbolize_in_empty_dir("unverified-text", &[], &report);
     assert!(String::from_utf8(text).unwrap().contains("main at "));
-    let (json, stderr) = symbolize_in_empty_dir("verified-only", &["--json", "--verified-only"], &report);
+    let (json, stderr) =
+        symbolize_in_empty_dir("verified-only", &["--json", "--verified-only"], &report);
     let doc: serde_json::Value = serde_json::from_slice(&json).unwrap();
     assert!(
-        doc.as_array().unwrap().iter().all(|r| r["frames"].as_array().unwrap().is_empty()),
+        doc.as_array()
+            .unwrap()
+            .iter()
+            .all(|r| r["frames"].as_array().unwrap().is_empty()),
         "{doc}"
     );
-    assert!(stderr.contains("--verified-only refuses the local file"), "{stderr}");
+    assert!(
+        stderr.contains("--verified-only refuses the local file"),
+        "{stderr}"
+    );
 }

@@ -45,15 +45,18 @@ pub(crate) const SYMSRV_AGENT: &str = "Microsoft-Symbol-Server/10.0.0.0";
 
 /// An agent for downloads under `limits`.
 pub(crate) fn agent_with(limits: &Limits, user_agent: &str) -> ureq::Agent {
-    let mut builder = ureq::AgentBuilder::new()
-        .timeout_connect(limits.timeout.min(CONNECT_TIMEOUT))
-        .timeout_read(limits.timeout)
-        .timeout_write(limits.timeout)
-        .user_agent(user_agent);
-    if let Some(max) = limits.max_time {
-        builder = builder.timeout(max);
-    }
-    builder.build()
+    // ureq's overall time-out would replace the read and write time-outs (a stalled
+    // server would then be waited on for all of `max_time`): the whole time is held by
+    // `Paced` instead, and no single wait is longer than it.
+    let wait = limits
+        .max_time
+        .map_or(limits.timeout, |m| m.min(limits.timeout));
+    ureq::AgentBuilder::new()
+        .timeout_connect(wait.min(CONNECT_TIMEOUT))
+        .timeout_read(wait)
+        .timeout_write(wait)
+        .user_agent(user_agent)
+        .build()
 }
 
 /// Whether a transport error is a time-out: the server accepted and then said nothing.

@@ -117,6 +117,7 @@ enum Warned {
     Refused,
     OutsideCode,
     DeepInlines,
+    LargeBody,
 }
 
 impl Symbolizer {
@@ -212,11 +213,20 @@ impl Symbolizer {
         if frames.is_empty() {
             return Outcome::NoSymbol;
         }
-        if cut {
+        if cut.depth {
             self.warn_once(Warned::DeepInlines, name, || {
                 format!(
                     "a chain of inlined calls deeper than {MAX_INLINE_DEPTH} (a damaged or \
                      crafted symbol file): cut there"
+                )
+            });
+        }
+        if cut.body {
+            self.warn_once(Warned::LargeBody, name, || {
+                format!(
+                    "a function whose records take more than {} MiB (a damaged or crafted \
+                     symbol file): named without its lines and inlined calls",
+                    symfile::MAX_BODY >> 20
                 )
             });
         }
@@ -374,7 +384,7 @@ impl Symbolizer {
         self.symbol_bytes = self
             .symbol_bytes
             .saturating_add(bytes.as_ref().len() as u64);
-        let sym = SymFile::parse(bytes);
+        let sym = SymFile::parse_releasing(bytes, |b, part| b.0.release(part));
         let (damage, count) = sym.damage();
         if let Some(first) = damage.first() {
             self.warnings.push(format!(

@@ -4,6 +4,7 @@
 //! directory's `.build-id`, or one from debuginfod.
 
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 use super::store::{Found, Stores, debug_ids, file_name};
 use crate::fetch::debuginfod::Debuginfod;
@@ -26,7 +27,24 @@ pub struct Sources {
     /// `--verified-only`: no module is resolved from a local file that the report does
     /// not identify by build ID.
     pub verified_only: bool,
+    /// The most time the run spends on servers in all (symbol servers and debuginfod
+    /// alike), from its first request; None for no limit.
+    pub network_time: Option<Duration>,
+    /// The run's time on the network so far.
+    pub clock: NetworkClock,
 }
+
+/// When a run's first request was sent, and whether its time on the network has been
+/// said to be spent.
+#[derive(Debug, Clone, Default)]
+pub struct NetworkClock {
+    started: Option<Instant>,
+    spent: bool,
+}
+
+/// [`Sources::network_time`] unless told otherwise: a dripping or stalled server
+/// costs a run no more, however many modules it is asked for.
+pub const NETWORK_TIME: Duration = Duration::from_secs(30);
 
 /// What was found for a module.
 pub enum Source {
@@ -88,14 +106,39 @@ impl Sources {
         }
     }
 
-    fn on_servers(&mut self, want: Wanted, warnings: &mut Vec<String>) -> Option<PathBuf> {
-        let servers = self.servers.as_mut()?;
-        let name = want.module.and_then(file_name)?;
-        let ids = debug_ids(want.build_id?);
-        if ids.is_empty() || servers.urls.is_empty() {
+    /// What is left of the run's time on the network (starting its clock), or None
+    /// when it is spent (said once).
+    fn network_left(&mut self, warnings: &mut Vec<String>) -> Option<Option<Duration>> {
+        let Some(total) = self.network_time else {
+            return Some(None);
+        };
+        let started = *self.clock.started.get_or_insert_with(Instant::now);
+        let left = total.saturating_sub(started.elapsed());
+        if left.is_zero() {
+            if !self.clock.spent {
+                self.clock.spent = true;
+                warnings.push(format!(
+                    "the run's {} s on symbol servers and debuginfod are spent: no server \
+                     is asked for the other modules",
+                    total.as_secs()
+                ));
+            }
             return None;
         }
-        let fetched = servers.find(name, &ids);
+        Some(Some(left))
+    }
+
+    fn on_servers(&mut self, want: Wanted, warnings: &mut Vec<String>) -> Option<PathBuf> {
+        let name = want.module.and_then(file_name)?;
+        let ids = debug_ids(want.build_id?);
+        if ids.is_empty() || self.servers.as_ref()?.urls.is_empty() {
+            return None;
+        }
+        let left = self.network_left(warnings)?;
+        let servers = self.servers.as_mut()?;
+        let mut servers_now = servers.clone();
+        servers_now.limits.max_time = shorter(servers.limits.max_time, left);
+        let fetched = servers_now.find(name, &ids);
         if !fetched.problems.is_empty() {
             warnings.extend(fetched.problems.iter().cloned());
             // A server that failed (down, hanging, refusing) is not asked again in this
@@ -139,12 +182,31 @@ impl Sources {
             .find(|c| is_object_of(c, want.build_id))
     }
 
-    fn on_debuginfod(&self, want: Wanted, warnings: &mut Vec<String>) -> Option<PathBuf> {
-        let client = self.debuginfod.as_ref()?;
+    fn on_debuginfod(&mut self, want: Wanted, warnings: &mut Vec<String>) -> Option<PathBuf> {
         let id = crate::identity::unhex(want.build_id?)?;
-        let fetched = client.debuginfo(&id);
+        if self.debuginfod.as_ref()?.servers.is_empty() {
+            return None;
+        }
+        let left = self.network_left(warnings)?;
+        let client = self.debuginfod.as_mut()?;
+        let mut now = client.clone();
+        now.limits.max_time = shorter(client.limits.max_time, left);
+        let fetched = now.debuginfo(&id);
+        // A server that failed (down, stalled, dripping) is not asked again in this
+        // run: each build ID would wait for it as long again.
+        client
+            .servers
+            .retain(|s| !fetched.problems.iter().any(|p| p.contains(s.as_str())));
         warnings.extend(fetched.problems);
         fetched.path
+    }
+}
+
+/// The shorter of two time limits, None being none.
+fn shorter(a: Option<Duration>, b: Option<Duration>) -> Option<Duration> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
     }
 }
 

@@ -1,12 +1,13 @@
 //! Reading a Breakpad symbol file back: the records a stack walker resolves addresses
-//! with (FUNC, line, INLINE, INLINE_ORIGIN, FILE, PUBLIC), read in one pass and indexed
-//! for lookups by binary search. Names stay in the file's bytes (a map of it, usually):
-//! the index holds offsets, so loading costs one parse and a few words per record.
+//! with (FUNC, line, INLINE, INLINE_ORIGIN, FILE, PUBLIC). One pass checks every record
+//! and indexes the functions and names; a function's line and INLINE records are read
+//! when an address falls in it. Names stay in the file's bytes (a map of it, usually),
+//! and the pages read are released as the pass goes, so that loading costs a few words
+//! per function and name, not the file's size: a 400 MB file fits, and a crafted one
+//! (one INLINE record of 20 million ranges) costs no more than its text.
 //!
 //! A damaged record is skipped with a warning naming its line; the rest of the file is
 //! still used, as stack walkers do.
-
-use std::ops::Range;
 
 /// A name in the file: `len` bytes from `at`.
 #[derive(Clone, Copy, Debug, Default)]
@@ -19,25 +20,25 @@ struct Text {
 pub(crate) struct Func {
     pub addr: u64,
     pub size: u64,
-    name: Text,
-    /// Into `SymFile::lines`, sorted by address.
-    lines: (u32, u32),
-    /// Into `SymFile::inlines`, sorted by depth, then address.
-    inlines: (u32, u32),
+    name_at: u64,
+    name_len: u32,
+    /// Its line and INLINE records: `body_len` bytes from `body_at`.
+    body_len: u32,
+    body_at: u64,
 }
 
+/// A line record, as a lookup reads it.
 #[derive(Clone, Copy, Debug)]
 struct LineRec {
     addr: u64,
-    size: u32,
+    size: u64,
     line: u32,
     file: u32,
 }
 
-/// One range of an INLINE record.
+/// One range of an INLINE record, as a lookup reads it.
 #[derive(Clone, Copy, Debug)]
 struct InlineRange {
-    depth: u32,
     addr: u64,
     size: u64,
     call_line: u32,
@@ -70,6 +71,23 @@ pub struct Damage {
 /// The most damaged lines reported one by one; the rest are counted.
 const MAX_DAMAGE: usize = 20;
 
+/// The most FUNC and PUBLIC records indexed: the largest real symbol files (Chromium's,
+/// Firefox's libxul) hold a few million.
+pub const MAX_SYMBOLS: usize = 8 << 20;
+
+/// The most FILE and INLINE_ORIGIN records indexed, likewise.
+pub const MAX_NAMES: usize = 8 << 20;
+
+/// The most bytes of line and INLINE records one function's lookup reads: the largest
+/// real functions' take a few MiB.
+pub const MAX_BODY: usize = 32 << 20;
+
+/// The longest record read: a real INLINE record's ranges take a few KiB.
+const MAX_RECORD: usize = 16 << 20;
+
+/// How much of a mapped file is read before its pages are released.
+const RELEASE_EVERY: usize = 64 << 20;
+
 /// One frame an address resolves to: a function, and where in its source the address
 /// is (the innermost frame's line record, or for an inlined call's caller the call
 /// site).
@@ -87,6 +105,16 @@ pub struct Frame<'a> {
     pub public: bool,
 }
 
+/// What a lookup could not follow.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Cut {
+    /// Inlined calls deeper than asked for.
+    pub depth: bool,
+    /// A function whose records are larger than [`MAX_BODY`]: its lines and inlined
+    /// calls were not read.
+    pub body: bool,
+}
+
 /// A parsed symbol file. `B` holds the text (a map of the file, or bytes in memory).
 pub struct SymFile<B> {
     data: B,
@@ -94,29 +122,142 @@ pub struct SymFile<B> {
     files: Vec<(u32, Text)>,
     origins: Vec<(u32, Text)>,
     funcs: Vec<Func>,
-    lines: Vec<LineRec>,
-    inlines: Vec<InlineRange>,
     publics: Vec<Public>,
     damage: Vec<Damage>,
     damaged: u64,
     /// Past the last byte a record names: the end of the furthest FUNC, or the byte
     /// after the last PUBLIC.
     end: u64,
+    /// Large functions' records, indexed when first looked up.
+    indexed: std::sync::Mutex<Indexed>,
+}
+
+/// A function body at least this large is indexed on its first lookup, not read again
+/// for each: a report may name many addresses in one large function.
+const INDEX_FROM: usize = 256 << 10;
+
+/// The most memory the indexed bodies of one file may take; the least recently used
+/// are dropped past it.
+const INDEX_BUDGET: usize = 96 << 20;
+
+/// Function bodies indexed for lookups, by function (its index in `funcs`), with when
+/// each was last used.
+#[derive(Default)]
+struct Indexed {
+    bodies: std::collections::HashMap<usize, (std::sync::Arc<Body>, u64)>,
+    bytes: usize,
+    clock: u64,
+}
+
+/// A function's line records sorted by address, and its inline ranges by depth, then
+/// address (both stably, so that of records with one address the file's last wins, as
+/// when the body is read through).
+struct Body {
+    lines: Vec<LineRec>,
+    inlines: Vec<(u32, InlineRange)>,
+}
+
+impl Body {
+    fn index(body: &[u8], max_depth: usize) -> Body {
+        let keep = max_depth.saturating_add(1) as u64;
+        let mut lines = Vec::new();
+        let mut inlines = Vec::new();
+        for raw in body.split(|&b| b == b'\n') {
+            let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
+            if raw.starts_with(b"INLINE ") {
+                let mut fields = Fields {
+                    line: raw,
+                    pos: "INLINE ".len(),
+                    at: 0,
+                };
+                let Ok((depth, call_line, call_file, origin)) = inline_head(&mut fields) else {
+                    continue;
+                };
+                if u64::from(depth) >= keep {
+                    continue;
+                }
+                while !fields.at_end() {
+                    let (Ok(addr), Ok(size)) = (fields.hex(), fields.hex()) else {
+                        break;
+                    };
+                    let range = InlineRange {
+                        addr,
+                        size,
+                        call_line,
+                        call_file,
+                        origin,
+                    };
+                    inlines.push((depth, range));
+                }
+            } else if let Ok(l) = line_record(&mut Fields {
+                line: raw,
+                pos: 0,
+                at: 0,
+            }) {
+                lines.push(l);
+            }
+        }
+        lines.sort_by_key(|l| l.addr);
+        inlines.sort_by_key(|(d, r)| (*d, r.addr));
+        lines.shrink_to_fit();
+        inlines.shrink_to_fit();
+        Body { lines, inlines }
+    }
+
+    fn bytes(&self) -> usize {
+        self.lines.len() * std::mem::size_of::<LineRec>()
+            + self.inlines.len() * std::mem::size_of::<(u32, InlineRange)>()
+    }
+
+    /// As [`read_body`] answers.
+    fn find(&self, addr: u64, max_depth: usize) -> (Option<LineRec>, Vec<InlineRange>, bool) {
+        let line = self
+            .lines
+            .partition_point(|l| l.addr <= addr)
+            .checked_sub(1)
+            .map(|i| self.lines[i])
+            .filter(|l| addr - l.addr < l.size);
+        let mut chain = Vec::new();
+        let mut deeper = false;
+        for depth in 0u32.. {
+            let from = self.inlines.partition_point(|(d, _)| *d < depth);
+            let to = self.inlines.partition_point(|(d, _)| *d <= depth);
+            let at_depth = &self.inlines[from..to];
+            let Some((_, r)) = at_depth
+                .partition_point(|(_, r)| r.addr <= addr)
+                .checked_sub(1)
+                .map(|i| at_depth[i])
+                .filter(|(_, r)| addr - r.addr < r.size)
+            else {
+                break;
+            };
+            if chain.len() >= max_depth {
+                deeper = true;
+                break;
+            }
+            chain.push(r);
+        }
+        (line, chain, deeper)
+    }
 }
 
 impl<B: AsRef<[u8]>> SymFile<B> {
     /// Reads every record of `data`. Never fails: what cannot be read is in
     /// [`SymFile::damage`].
     pub fn parse(data: B) -> SymFile<B> {
+        Self::parse_releasing(data, |_, _| {})
+    }
+
+    /// [`SymFile::parse`], calling `release` on each part of `data` read (to drop a
+    /// map's pages from memory: names are read again from it when asked for).
+    pub fn parse_releasing(data: B, release: impl Fn(&B, &[u8])) -> SymFile<B> {
         let mut reader = Reader::default();
-        reader.read(data.as_ref());
+        reader.read(data.as_ref(), |part| release(&data, part));
         let Reader {
             module,
             mut files,
             mut origins,
             mut funcs,
-            mut lines,
-            mut inlines,
             mut publics,
             damage,
             damaged,
@@ -128,15 +269,12 @@ impl<B: AsRef<[u8]>> SymFile<B> {
             table.reverse();
             table.sort_by_key(|(n, _)| *n);
             table.dedup_by_key(|(n, _)| *n);
-        }
-        for f in &funcs {
-            let (a, b) = f.lines;
-            lines[a as usize..b as usize].sort_unstable_by_key(|l| l.addr);
-            let (a, b) = f.inlines;
-            inlines[a as usize..b as usize].sort_unstable_by_key(|i| (i.depth, i.addr));
+            table.shrink_to_fit();
         }
         funcs.sort_by_key(|f| f.addr);
+        funcs.shrink_to_fit();
         publics.sort_by_key(|p| p.addr);
+        publics.shrink_to_fit();
         let end = funcs
             .iter()
             .map(|f| f.addr.saturating_add(f.size))
@@ -149,12 +287,11 @@ impl<B: AsRef<[u8]>> SymFile<B> {
             files,
             origins,
             funcs,
-            lines,
-            inlines,
             publics,
             damage,
             damaged,
             end,
+            indexed: Default::default(),
         }
     }
 
@@ -199,11 +336,14 @@ impl<B: AsRef<[u8]>> SymFile<B> {
     }
 
     /// [`SymFile::lookup`], following at most `max_depth` levels of inlined calls (the
-    /// outermost): true when there were more.
-    pub fn lookup_within(&self, addr: u64, max_depth: usize) -> (Vec<Frame<'_>>, bool) {
+    /// outermost); says what it could not follow.
+    pub fn lookup_within(&self, addr: u64, max_depth: usize) -> (Vec<Frame<'_>>, Cut) {
         match self.func_at(addr) {
             Some(f) => self.func_frames(f, addr, max_depth),
-            None => (self.public_frame(addr).into_iter().collect(), false),
+            None => (
+                self.public_frame(addr).into_iter().collect(),
+                Cut::default(),
+            ),
         }
     }
 
@@ -237,39 +377,26 @@ impl<B: AsRef<[u8]>> SymFile<B> {
         })
     }
 
-    fn func_frames(&self, f: &Func, addr: u64, max_depth: usize) -> (Vec<Frame<'_>>, bool) {
-        let (a, b) = f.lines;
-        let lines = &self.lines[a as usize..b as usize];
-        let line = lines
-            .partition_point(|l| l.addr <= addr)
-            .checked_sub(1)
-            .map(|i| &lines[i])
-            .filter(|l| addr - l.addr < u64::from(l.size));
-        // The inlined calls holding the address, outermost (depth 0) first.
-        let (a, b) = f.inlines;
-        let inlines = &self.inlines[a as usize..b as usize];
-        let mut chain: Vec<&InlineRange> = Vec::new();
-        let mut cut = false;
-        for depth in 0u32.. {
-            let at_depth = depth_range(inlines, depth);
-            if at_depth.is_empty() {
-                break;
-            }
-            let ranges = &inlines[at_depth];
-            let Some(r) = ranges
-                .partition_point(|r| r.addr <= addr)
-                .checked_sub(1)
-                .map(|i| &ranges[i])
-                .filter(|r| addr - r.addr < r.size)
-            else {
-                break;
+    fn func_frames(&self, f: &Func, addr: u64, max_depth: usize) -> (Vec<Frame<'_>>, Cut) {
+        let mut cut = Cut::default();
+        let body = self
+            .data
+            .as_ref()
+            .get(f.body_at as usize..)
+            .and_then(|rest| rest.get(..f.body_len as usize))
+            .unwrap_or_default();
+        let (line, chain) = if body.len() > MAX_BODY {
+            cut.body = true;
+            (None, Vec::new())
+        } else {
+            let (line, chain, deeper) = if body.len() >= INDEX_FROM {
+                self.indexed_body(f, body, max_depth).find(addr, max_depth)
+            } else {
+                read_body(body, addr, max_depth)
             };
-            if chain.len() >= max_depth {
-                cut = true;
-                break;
-            }
-            chain.push(r);
-        }
+            cut.depth = deeper;
+            (line, chain)
+        };
         // Innermost first: the deepest inlined function at the line record's place;
         // each caller at the call site of the call it made.
         let mut frames = Vec::with_capacity(chain.len() + 1);
@@ -289,7 +416,10 @@ impl<B: AsRef<[u8]>> SymFile<B> {
             line_no = Some(r.call_line);
         }
         frames.push(Frame {
-            function: self.text(f.name),
+            function: self.text(Text {
+                at: f.name_at,
+                len: f.name_len,
+            }),
             offset: Some(addr - f.addr),
             file,
             line: line_no,
@@ -300,9 +430,144 @@ impl<B: AsRef<[u8]>> SymFile<B> {
     }
 }
 
-/// The slice of `inlines` (sorted by depth) at `depth`.
-fn depth_range(inlines: &[InlineRange], depth: u32) -> Range<usize> {
-    inlines.partition_point(|r| r.depth < depth)..inlines.partition_point(|r| r.depth <= depth)
+impl<B: AsRef<[u8]>> SymFile<B> {
+    /// `f`'s body indexed: from the cache, else indexed now (and cached while the
+    /// budget allows, dropping the least recently used).
+    fn indexed_body(&self, f: &Func, body: &[u8], max_depth: usize) -> std::sync::Arc<Body> {
+        let key = (f as *const Func as usize - self.funcs.as_ptr() as usize)
+            / std::mem::size_of::<Func>();
+        let mut cache = self
+            .indexed
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        cache.clock += 1;
+        let now = cache.clock;
+        if let Some((b, used)) = cache.bodies.get_mut(&key) {
+            *used = now;
+            return b.clone();
+        }
+        let b = std::sync::Arc::new(Body::index(
+            body,
+            max_depth.min(crate::symbolize::MAX_INLINE_DEPTH),
+        ));
+        let size = b.bytes();
+        if size <= INDEX_BUDGET {
+            while cache.bytes + size > INDEX_BUDGET {
+                let Some((&old, _)) = cache.bodies.iter().min_by_key(|(_, (_, used))| *used) else {
+                    break;
+                };
+                if let Some((gone, _)) = cache.bodies.remove(&old) {
+                    cache.bytes -= gone.bytes();
+                }
+            }
+            cache.bytes += size;
+            cache.bodies.insert(key, (b.clone(), now));
+        }
+        b
+    }
+}
+
+/// What a function's records say of `addr`: the line record holding it, and the
+/// inlined calls holding it, outermost (depth 0) first, at most `max_depth` of them
+/// (true when there were more). As the file's order has it, the record of each kind
+/// (and depth) with the greatest address at or before `addr` is the one that must hold
+/// it.
+fn read_body(
+    body: &[u8],
+    addr: u64,
+    max_depth: usize,
+) -> (Option<LineRec>, Vec<InlineRange>, bool) {
+    let mut line: Option<LineRec> = None;
+    // The best range at each depth up to one past `max_depth` (to tell a cut).
+    let keep = max_depth
+        .saturating_add(1)
+        .min(crate::symbolize::MAX_INLINE_DEPTH + 1);
+    let mut best: Vec<Option<InlineRange>> = Vec::new();
+    for raw in body.split(|&b| b == b'\n') {
+        let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
+        if raw.starts_with(b"INLINE ") {
+            let mut fields = Fields {
+                line: raw,
+                pos: "INLINE ".len(),
+                at: 0,
+            };
+            let Ok((depth, call_line, call_file, origin)) = inline_head(&mut fields) else {
+                continue;
+            };
+            let depth = depth as usize;
+            if depth >= keep {
+                continue;
+            }
+            while !fields.at_end() {
+                let (Ok(a), Ok(size)) = (fields.hex(), fields.hex()) else {
+                    break;
+                };
+                if a > addr {
+                    continue;
+                }
+                if best.len() <= depth {
+                    best.resize(depth + 1, None);
+                }
+                if best[depth].is_none_or(|b| a >= b.addr) {
+                    best[depth] = Some(InlineRange {
+                        addr: a,
+                        size,
+                        call_line,
+                        call_file,
+                        origin,
+                    });
+                }
+            }
+        } else if let Ok(l) = line_record(&mut Fields {
+            line: raw,
+            pos: 0,
+            at: 0,
+        }) && l.addr <= addr
+            && line.is_none_or(|b| l.addr >= b.addr)
+        {
+            line = Some(l);
+        }
+    }
+    let line = line.filter(|l| addr - l.addr < l.size);
+    let mut chain = Vec::new();
+    let mut deeper = false;
+    for r in &best {
+        match r {
+            Some(r) if addr - r.addr < r.size => {
+                if chain.len() >= max_depth {
+                    deeper = true;
+                    break;
+                }
+                chain.push(*r);
+            }
+            _ => break,
+        }
+    }
+    (line, chain, deeper)
+}
+
+/// An INLINE record's depth, call line, call file and origin.
+fn inline_head(fields: &mut Fields<'_>) -> Result<(u32, u32, u32, u32), &'static str> {
+    let depth = fields.dec32()?;
+    let call_line = u32::try_from(fields.dec()?).map_err(|_| "a line number too large")?;
+    let call_file = fields.dec32()?;
+    let origin = fields.dec32()?;
+    Ok((depth, call_line, call_file, origin))
+}
+
+/// A line record's fields.
+fn line_record(fields: &mut Fields<'_>) -> Result<LineRec, &'static str> {
+    let addr = fields.hex()?;
+    let size = fields.hex()?;
+    let line = fields.dec()?;
+    let file = fields.dec32()?;
+    Ok(LineRec {
+        addr,
+        size,
+        // Line numbers past u32 are no real source's.
+        line: u32::try_from(line).map_err(|_| "a line number too large")?,
+        file,
+    })
 }
 
 #[derive(Default)]
@@ -311,29 +576,50 @@ struct Reader {
     files: Vec<(u32, Text)>,
     origins: Vec<(u32, Text)>,
     funcs: Vec<Func>,
-    lines: Vec<LineRec>,
-    inlines: Vec<InlineRange>,
     publics: Vec<Public>,
     damage: Vec<Damage>,
     damaged: u64,
-    /// Whether line and INLINE records have a FUNC to belong to.
+    /// Whether line and INLINE records have a FUNC to belong to: the last record that
+    /// was not one of them (or damaged) was a FUNC.
     in_func: bool,
 }
 
 impl Reader {
-    fn read(&mut self, data: &[u8]) {
+    fn read(&mut self, data: &[u8], release: impl Fn(&[u8])) {
         let mut at = 0usize;
+        let mut released = 0usize;
         let mut number = 0u64;
         while at < data.len() {
-            let end = memchr::memchr(b'\n', &data[at..]).map_or(data.len(), |i| at + i);
+            // The line's end, found a chunk at a time so that the pages of a line of any
+            // length are released as they are passed.
+            let mut from = at;
+            let end = loop {
+                let chunk = (from + RELEASE_EVERY).min(data.len());
+                match memchr::memchr(b'\n', &data[from..chunk]) {
+                    Some(i) => break from + i,
+                    None if chunk == data.len() => break data.len(),
+                    None => {
+                        from = chunk;
+                        if from - released >= RELEASE_EVERY {
+                            release(&data[released..from]);
+                            released = from;
+                        }
+                    }
+                }
+            };
             number += 1;
             let mut line = &data[at..end];
             if let Some(l) = line.strip_suffix(b"\r") {
                 line = l;
             }
-            if !line.is_empty()
-                && let Err(problem) = self.record(line, at as u64)
-            {
+            let read = if line.len() > MAX_RECORD {
+                Err("a record longer than any real one (16 MiB)")
+            } else if line.is_empty() {
+                Ok(())
+            } else {
+                self.record(line, at as u64)
+            };
+            if let Err(problem) = read {
                 self.damaged += 1;
                 if self.damage.len() < MAX_DAMAGE {
                     self.damage.push(Damage {
@@ -343,14 +629,33 @@ impl Reader {
                 }
             }
             at = end + 1;
+            if at.saturating_sub(released) >= RELEASE_EVERY {
+                release(&data[released..at.min(data.len())]);
+                released = at.min(data.len());
+            }
         }
-        self.close_func();
+        if released < data.len() {
+            release(&data[released..]);
+        }
+        self.close_func(data.len() as u64);
     }
 
     /// One record; `at` is its offset in the file.
     fn record(&mut self, line: &[u8], at: u64) -> Result<(), &'static str> {
         let mut fields = Fields { line, pos: 0, at };
         let kind = fields.word();
+        // Line records alone start with a number (their address, in lowercase hex:
+        // record names are uppercase).
+        let is_line = kind
+            .first()
+            .is_some_and(|c| matches!(c, b'0'..=b'9' | b'a'..=b'f'));
+        // A record of another kind ends the last FUNC's body; a damaged line does not.
+        if matches!(
+            kind,
+            b"MODULE" | b"INFO" | b"STACK" | b"FILE" | b"INLINE_ORIGIN" | b"FUNC" | b"PUBLIC"
+        ) {
+            self.close_func(at);
+        }
         match kind {
             b"MODULE" => {
                 let os = fields.word_str()?;
@@ -369,114 +674,100 @@ impl Reader {
             b"INFO" | b"STACK" => Ok(()),
             b"FILE" => {
                 let n = fields.dec32()?;
-                self.files.push((n, fields.rest()));
-                Ok(())
+                self.name(true, n, fields.rest())
             }
             b"INLINE_ORIGIN" => {
                 let n = fields.dec32()?;
-                self.origins.push((n, fields.rest()));
-                Ok(())
+                self.name(false, n, fields.rest())
             }
-            b"FUNC" => self.func(fields),
+            b"FUNC" => self.func(fields, at + line.len() as u64),
             b"INLINE" => self.inline(fields),
             b"PUBLIC" => {
                 fields.skip_m();
                 let addr = fields.hex()?;
                 fields.hex()?;
-                self.publics.push(Public {
-                    addr,
-                    name: fields.rest(),
-                });
+                let name = fields.rest();
+                self.symbol()?;
+                self.publics.push(Public { addr, name });
                 Ok(())
             }
-            // Line records alone start with a number (their address, in lowercase hex:
-            // record names are uppercase).
-            _ if kind
-                .first()
-                .is_some_and(|c| matches!(c, b'0'..=b'9' | b'a'..=b'f')) =>
-            {
-                self.line(&mut Fields { line, pos: 0, at })
+            _ if is_line => {
+                if !self.in_func {
+                    return Err("a line record not after its FUNC");
+                }
+                line_record(&mut Fields { line, pos: 0, at }).map(|_| ())
             }
             _ => Err("not a record of the Breakpad format"),
         }
     }
 
-    fn func(&mut self, mut fields: Fields<'_>) -> Result<(), &'static str> {
-        self.close_func();
+    fn name(&mut self, file: bool, n: u32, text: Text) -> Result<(), &'static str> {
+        if self.files.len() + self.origins.len() >= MAX_NAMES {
+            return Err("more FILE and INLINE_ORIGIN records than this reader keeps");
+        }
+        if file {
+            self.files.push((n, text));
+        } else {
+            self.origins.push((n, text));
+        }
+        Ok(())
+    }
+
+    /// Room for one more FUNC or PUBLIC record.
+    fn symbol(&self) -> Result<(), &'static str> {
+        if self.funcs.len() + self.publics.len() >= MAX_SYMBOLS {
+            return Err("more FUNC and PUBLIC records than this reader keeps");
+        }
+        Ok(())
+    }
+
+    /// A FUNC record whose line ends at byte `line_end`.
+    fn func(&mut self, mut fields: Fields<'_>, line_end: u64) -> Result<(), &'static str> {
         fields.skip_m();
         let addr = fields.hex()?;
         let size = fields.hex()?;
         fields.hex()?;
         let name = fields.rest();
-        let lines = self.lines.len() as u32;
-        let inlines = self.inlines.len() as u32;
+        self.symbol()?;
         self.funcs.push(Func {
             addr,
             size: size.min(u64::MAX - addr),
-            name,
-            lines: (lines, lines),
-            inlines: (inlines, inlines),
+            name_at: name.at,
+            name_len: name.len,
+            body_len: 0,
+            // Past the line's end and its newline (a CR before it is part of the body's
+            // first line, and read as such).
+            body_at: line_end + 1,
         });
         self.in_func = true;
         Ok(())
     }
 
-    /// Ends the ranges of the last FUNC's lines and inlines where the records reach.
-    fn close_func(&mut self) {
-        if let Some(f) = self.funcs.last_mut() {
-            f.lines.1 = self.lines.len() as u32;
-            f.inlines.1 = self.inlines.len() as u32;
+    /// Ends the last FUNC's body before byte `at`, if it is still open.
+    fn close_func(&mut self, at: u64) {
+        if self.in_func
+            && let Some(f) = self.funcs.last_mut()
+        {
+            let len = at.saturating_sub(f.body_at);
+            // A body too large to index is read as none (see MAX_BODY).
+            f.body_len = u32::try_from(len).unwrap_or(u32::MAX);
         }
-    }
-
-    fn line(&mut self, fields: &mut Fields<'_>) -> Result<(), &'static str> {
-        if !self.in_func {
-            return Err("a line record before any FUNC");
-        }
-        let addr = fields.hex()?;
-        let size = fields.hex()?;
-        let line = fields.dec()?;
-        let file = fields.dec32()?;
-        if self.lines.len() >= u32::MAX as usize {
-            return Err("more line records than this reader indexes");
-        }
-        self.lines.push(LineRec {
-            addr,
-            size: u32::try_from(size).map_err(|_| "a line record larger than 4 GiB")?,
-            // Line numbers past u32 are no real source's.
-            line: u32::try_from(line).map_err(|_| "a line number too large")?,
-            file,
-        });
-        Ok(())
+        self.in_func = false;
     }
 
     fn inline(&mut self, mut fields: Fields<'_>) -> Result<(), &'static str> {
         if !self.in_func {
-            return Err("an INLINE record before any FUNC");
+            return Err("an INLINE record not after its FUNC");
         }
-        let depth = fields.dec32()?;
-        let call_line = u32::try_from(fields.dec()?).map_err(|_| "a line number too large")?;
-        let call_file = fields.dec32()?;
-        let origin = fields.dec32()?;
-        let first = self.inlines.len();
+        inline_head(&mut fields)?;
+        let mut ranges = 0u64;
         while !fields.at_end() {
-            let addr = fields.hex()?;
-            let size = fields.hex()?;
-            self.inlines.push(InlineRange {
-                depth,
-                addr,
-                size,
-                call_line,
-                call_file,
-                origin,
-            });
+            fields.hex()?;
+            fields.hex()?;
+            ranges += 1;
         }
-        if self.inlines.len() == first {
+        if ranges == 0 {
             return Err("an INLINE record without an address range");
-        }
-        if self.inlines.len() >= u32::MAX as usize {
-            self.inlines.truncate(first);
-            return Err("more INLINE ranges than this reader indexes");
         }
         Ok(())
     }
