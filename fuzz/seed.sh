@@ -6,7 +6,7 @@ cd "$(dirname "$0")"
 fixtures=../fixtures
 # llvm-objcopy reads Mach-O too; GNU objcopy (binutils) is enough for the ELF seeds.
 objcopy=$(command -v llvm-objcopy || command -v objcopy || true)
-mkdir -p corpus/{dump,unwind_section,dwarf_expression,compact_unwind,link_sections,debug_info_stream,line_program,exidx,pe_unwind,pdb,demangle,demangle_swift,symbol_file,report,cabinet}
+mkdir -p corpus/{dump,unwind_section,dwarf_expression,compact_unwind,link_sections,debug_info_stream,line_program,exidx,pe_unwind,pdb,demangle,demangle_swift,symbol_file,report,report_frames,cabinet}
 
 tmp=$(mktemp)
 out=$(mktemp)
@@ -135,8 +135,12 @@ printf '\x03N3std2io5stdio6_print17h0123456789abcdefE||' > corpus/demangle/rust-
 
 # Symbol files as a store holds them, and reports of each format symbolize reads.
 find "$fixtures/golden" -name '*.sym' -size -256k -exec cp {} corpus/symbol_file/ \;
-for f in "$fixtures"/symbolize/*/report.txt "$fixtures"/symbolize/ondevice/trace.json; do
-    cp "$f" "corpus/report/$(basename "$(dirname "$f")")-$(basename "$f")"
+for f in "$fixtures"/symbolize/*/report.txt "$fixtures"/symbolize/ondevice/trace.json \
+    "$fixtures"/symbolize/coredump/coredump.txt "$fixtures"/symbolize/stackwalk/stackwalk.txt \
+    "$fixtures"/symbolize/field/*.txt; do
+    seed="$(basename "$(dirname "$f")")-$(basename "$f")"
+    cp "$f" "corpus/report/$seed"
+    cp "$f" "corpus/report_frames/$seed"
 done
 printf '%s\n' '*** *** ***' 'backtrace:' \
     '      #00 pc 000000000004c7d0  /system/lib64/libc.so (abort+164) (BuildId: 0a1b2c3d)' \

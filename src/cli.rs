@@ -180,9 +180,10 @@ enum Command {
     },
     /// Print the manual page (roff) on standard output, e.g. `dumpsyms man | man -l -`
     Man,
-    /// Resolve the raw addresses of a crash report from symbol files: sanitizer reports,
-    /// Android tombstones and logcat, backtrace_symbols lines, MODULE+0xOFFSET lines and
-    /// on-device stack-trace JSON
+    /// Resolve the raw addresses of a crash report from symbol files: sanitizer reports
+    /// (TSan included), Android tombstones, logcat and ANR traces, GrapheneOS reports,
+    /// systemd-coredump stacks, stackwalker text, backtrace_symbols lines, X server logs,
+    /// Dr. Memory and Gecko stacks, MODULE+0xOFFSET lines and on-device stack-trace JSON
     Symbolize(SymbolizeArgs),
 }
 

@@ -495,6 +495,12 @@ enum Answer {
     Trickle,
     /// Reads the request and never answers (holds the connection 60 s at most).
     Silent,
+    /// 200 with a length of 100 MB, 100 bytes every 9 s (at most 120 s): enough to pass
+    /// any "bytes per interval" check, never done.
+    Drip,
+    /// 200, no length: these bytes (a symbol file's correct MODULE line), then zeros,
+    /// 64 KiB a millisecond, for at most 60 s.
+    EndlessAfter(Vec<u8>),
 }
 
 /// A server on 127.0.0.1 answering every request with `answer`, counting requests. It
@@ -549,6 +555,35 @@ fn respond(mut stream: TcpStream, answer: Answer) {
             }
         }
         Answer::Silent => std::thread::sleep(Duration::from_secs(60)),
+        Answer::Drip => {
+            let _ = stream.write_all(
+                b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 100000000\r\n\r\n",
+            );
+            let started = Instant::now();
+            let mut first = b"MODULE".to_vec();
+            first.resize(100, b' ');
+            while started.elapsed() < Duration::from_secs(120) {
+                if stream.write_all(&first).is_err() {
+                    break;
+                }
+                first = vec![b' '; 100];
+                std::thread::sleep(Duration::from_secs(9));
+            }
+        }
+        Answer::EndlessAfter(head) => {
+            let _ = stream.write_all(
+                b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nConnection: close\r\n\r\n",
+            );
+            let _ = stream.write_all(&head);
+            let chunk = vec![0u8; 1 << 16];
+            let started = Instant::now();
+            while started.elapsed() < Duration::from_secs(60) {
+                if stream.write_all(&chunk).is_err() {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(1));
+            }
+        }
     }
 }
 
@@ -902,4 +937,385 @@ fn names_that_loop_the_runtime_demangler_are_given_up_on() {
             "1020 0 _Z1fIXsrioDaEEvv",
         ]
     );
+}
+
+/// A store holding one symbol file, `body` after its MODULE line, for module `app` of
+/// build [`SYM_BUILD_ID`]; and a report of `frames` sanitizer frames into it.
+fn crafted_store(
+    work: &Path,
+    body: impl FnOnce(&mut dyn Write),
+    frames: usize,
+) -> (PathBuf, PathBuf) {
+    let store = work.join("store");
+    let dir = store.join("app").join(SYM_DEBUG_ID);
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut sym = std::io::BufWriter::new(std::fs::File::create(dir.join("app.sym")).unwrap());
+    writeln!(sym, "MODULE Linux x86_64 {SYM_DEBUG_ID} app").unwrap();
+    body(&mut sym);
+    sym.flush().unwrap();
+    let report = work.join("report.txt");
+    let mut r = String::new();
+    for i in 0..frames {
+        r.push_str(&format!(
+            "    #{i} 0x{:x}  (/x/app+0x{:x}) (BuildId: {SYM_BUILD_ID})\n",
+            0x1000 + i,
+            0x1000 + i * 16
+        ));
+    }
+    std::fs::write(&report, r).unwrap();
+    (store, report)
+}
+
+const SYM_DEBUG_ID: &str = "9670EA4A3BA4E6F4E9F3A6C4D7E1A9B40";
+const SYM_BUILD_ID: &str = "4aea7096a43bf4e6e9f3a6c4d7e1a9b4";
+
+/// `dumpsyms symbolize ARGS` measured; the bound every case must hold: exit 0 or 1,
+/// the time limit, 512 MB, and output at most 100 times what was read plus 16 MB.
+fn symbolize_within_bounds(case: &str, args: &[&std::ffi::OsStr], read: u64, work: &Path) -> Cost {
+    let mut all: Vec<&std::ffi::OsStr> = vec!["symbolize".as_ref(), "--no-debuginfod".as_ref()];
+    all.extend_from_slice(args);
+    let cost = measure(&all, work);
+    println!(
+        "{case}: {:.2} s, {} MB, {} bytes out of {read}",
+        cost.wall.as_secs_f64(),
+        cost.peak_rss >> 20,
+        cost.output
+    );
+    assert!(
+        !cost.stderr.contains("panicked"),
+        "{case}: {:.2000}",
+        cost.stderr
+    );
+    assert!(cost.wall < time_limit(), "{case}: {:.2?}", cost.wall);
+    assert!(
+        cost.peak_rss < 512 << 20,
+        "{case}: {} MB",
+        cost.peak_rss >> 20
+    );
+    assert!(
+        cost.output <= 100 * read + (16 << 20),
+        "{case}: {} bytes",
+        cost.output
+    );
+    cost
+}
+
+/// The on-device trace's hostile shapes, each within its bound (on the commit before,
+/// a 60 KB path for 100,000 PCs printed 6 GB; 1M PCs with --json took 3.1 GB; 100,000
+/// modules by 200,000 PCs took 13.4 s).
+#[test]
+fn hostile_on_device_traces_are_bounded() {
+    let work = scratch("hostile-traces");
+    let trace = |modules: &str, pcs: &str| {
+        format!("{{\"symbols\": [{modules}], \"threads\": [{{\"pcs\": [{pcs}]}}]}}")
+    };
+    let module = |path: &str, start: u64, end: u64| {
+        format!(
+            "{{\"pc_range\": {{\"start\": \"{start:#x}\", \"end\": \"{end:#x}\"}}, \"build_id\": \"\", \
+             \"compiled_offset\": \"0x0\", \"runtime_offset\": \"{start:#x}\", \"path\": \"{path}\"}}"
+        )
+    };
+    let pcs = |n: u64, base: u64, span: u64| -> String {
+        (0..n)
+            .map(|i| format!("\"{:#x}\"", base + (i * 7919) % span))
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    // One module of a 60 KB path, 100,000 PCs in it, text and JSON.
+    let long = format!("/{}", "a".repeat(60_000));
+    let doc = trace(
+        &module(&long, 0x1000, 0x100000),
+        &pcs(100_000, 0x1000, 0xff000),
+    );
+    let path = work.join("long-path.json");
+    std::fs::write(&path, &doc).unwrap();
+    for json in [false, true] {
+        let mut args: Vec<&std::ffi::OsStr> = vec![path.as_os_str()];
+        if json {
+            args.insert(0, "--json".as_ref());
+        }
+        let cost = symbolize_within_bounds("a 60 KB module path", &args, doc.len() as u64, &work);
+        assert!(
+            cost.stderr.contains("a path of 60001 bytes"),
+            "{}",
+            cost.stderr
+        );
+    }
+    // 1M PCs (14 MB) with --json.
+    let doc = trace(
+        &module("/lib/a.so", 0x1000, 0x100000),
+        &pcs(1_000_000, 0x1000, 0xff000),
+    );
+    let path = work.join("million.json");
+    std::fs::write(&path, &doc).unwrap();
+    let cost = symbolize_within_bounds(
+        "1M PCs",
+        &["--json".as_ref(), path.as_os_str()],
+        doc.len() as u64,
+        &work,
+    );
+    assert!(cost.ok, "{}", cost.stderr);
+    // 100,000 modules and 200,000 PCs.
+    let modules: Vec<String> = (0..100_000u64)
+        .map(|i| {
+            module(
+                &format!("/m/{i}.so"),
+                0x10000 + i * 0x1000,
+                0x10000 + i * 0x1000 + 0x800,
+            )
+        })
+        .collect();
+    let doc = trace(&modules.join(","), &pcs(200_000, 0x10000, 100_000 * 0x1000));
+    let path = work.join("many-modules.json");
+    std::fs::write(&path, &doc).unwrap();
+    let cost = symbolize_within_bounds(
+        "100,000 modules",
+        &[path.as_os_str()],
+        doc.len() as u64,
+        &work,
+    );
+    assert!(cost.ok && cost.output > 0, "{}", cost.stderr);
+    // A trace over the size any device writes is refused at once.
+    let doc = trace(
+        &module("/lib/a.so", 0x1000, 0x100000),
+        &pcs(7_000_000, 0x1000, 0xff000),
+    );
+    let path = work.join("huge.json");
+    std::fs::write(&path, &doc).unwrap();
+    let cost = symbolize_within_bounds(
+        "a 70 MB trace",
+        &[path.as_os_str()],
+        doc.len() as u64,
+        &work,
+    );
+    assert!(
+        !cost.ok && cost.stderr.contains("over 64 MiB"),
+        "{}",
+        cost.stderr
+    );
+    std::fs::remove_dir_all(&work).ok();
+}
+
+/// Hostile symbol files in a store, each within its bound (on the commit before: 1M
+/// nested INLINE records turned a 2 KB report into 3.5 GB; one INLINE record of 20M
+/// ranges cost 1.1 GB; a 400 MB file 1.3 GB), and hostile reports (a 700 MB line cost
+/// 1.4 GB; 3M distinct functions 13.9 s).
+#[test]
+fn hostile_symbol_files_and_reports_are_bounded() {
+    // The full sizes in an optimized build, as users run it; a tenth of them otherwise.
+    let scale: u64 = if cfg!(debug_assertions) { 10 } else { 1 };
+    let work = scratch("hostile-symfiles");
+    let run = |case: &str, body: &dyn Fn(&mut dyn Write), frames: usize| {
+        let dir = work.join(case.replace(' ', "-"));
+        let (store, report) = crafted_store(&dir, body, frames);
+        let read = std::fs::metadata(&report).unwrap().len()
+            + walk_files(&store)
+                .iter()
+                .map(|f| std::fs::metadata(f).unwrap().len())
+                .sum::<u64>();
+        let cost = symbolize_within_bounds(
+            case,
+            &["--store".as_ref(), store.as_os_str(), report.as_os_str()],
+            read,
+            &dir,
+        );
+        std::fs::remove_dir_all(&dir).ok();
+        cost
+    };
+    let nested = 1_000_000 / scale;
+    let cost = run(
+        "nested inlines",
+        &|w| {
+            writeln!(w, "INLINE_ORIGIN 0 inlined\nFUNC 1000 100000 0 outer").unwrap();
+            for d in 0..nested {
+                writeln!(w, "INLINE {d} 1 0 0 1000 100000").unwrap();
+            }
+        },
+        100,
+    );
+    assert!(cost.stderr.contains("deeper than 256"), "{}", cost.stderr);
+    let ranges = 20_000_000 / scale;
+    run(
+        "one INLINE record of 20M ranges",
+        &|w| {
+            write!(
+                w,
+                "INLINE_ORIGIN 0 inlined\nFUNC 1000 10000000 0 outer\nINLINE 0 1 0 0"
+            )
+            .unwrap();
+            for i in 0..ranges {
+                write!(w, " {:x} 1", 0x1000 + i).unwrap();
+            }
+            writeln!(w).unwrap();
+        },
+        100,
+    );
+    let size = 400_000_000 / scale;
+    let cost = run(
+        "a 400 MB symbol file",
+        &|w| {
+            let (mut written, mut addr) = (0u64, 0x1000u64);
+            while written < size {
+                let mut f = format!("FUNC {addr:x} 100 0 function_{addr:x}\n");
+                for j in 0..16u64 {
+                    f.push_str(&format!("{:x} 10 {} 0\n", addr + j * 16, j + 1));
+                }
+                w.write_all(f.as_bytes()).unwrap();
+                written += f.len() as u64;
+                addr += 0x100;
+            }
+        },
+        100,
+    );
+    assert!(cost.ok, "{}", cost.stderr);
+    // 3M distinct functions, each named by a line of the report.
+    let functions = 3_000_000 / scale;
+    let dir = work.join("many-functions");
+    let (store, report) = crafted_store(
+        &dir,
+        |w: &mut dyn Write| {
+            for i in 0..functions {
+                writeln!(w, "FUNC {:x} 10 0 function_number_{i}", 0x1000 + i * 16).unwrap();
+            }
+        },
+        0,
+    );
+    let mut r = std::io::BufWriter::new(std::fs::File::create(&report).unwrap());
+    for i in 0..functions {
+        writeln!(r, "{SYM_BUILD_ID}+0x{:x}", 0x1000 + i * 16).unwrap();
+    }
+    r.flush().unwrap();
+    drop(r);
+    let read = std::fs::metadata(&report).unwrap().len() * 2;
+    let cost = symbolize_within_bounds(
+        "3M distinct functions",
+        &["--store".as_ref(), store.as_os_str(), report.as_os_str()],
+        read,
+        &dir,
+    );
+    assert!(
+        cost.stderr
+            .contains(&format!("{functions} frame(s) resolved")),
+        "{}",
+        cost.stderr
+    );
+    std::fs::remove_dir_all(&dir).ok();
+    // A 700 MB line with no newline, copied through.
+    let line = work.join("line.txt");
+    let mut f = std::io::BufWriter::new(std::fs::File::create(&line).unwrap());
+    let chunk = vec![b'x'; 1 << 20];
+    for _ in 0..700 / scale {
+        f.write_all(&chunk).unwrap();
+    }
+    f.flush().unwrap();
+    drop(f);
+    let len = std::fs::metadata(&line).unwrap().len();
+    let cost = symbolize_within_bounds("a 700 MB line", &[line.as_os_str()], len, &work);
+    assert_eq!(cost.output, len);
+    assert!(
+        cost.stderr.contains("longer than 1 MiB copied through"),
+        "{}",
+        cost.stderr
+    );
+    std::fs::remove_dir_all(&work).ok();
+}
+
+/// Servers that drip, stall or never end, asked for every module of a report: each run
+/// within 30 s whatever the number of modules, every server named, nothing left in the
+/// cache (before: a drip was waited on forever, a stalled debuginfod cost 10 s per build
+/// ID, an endless body left GBs in the cache, a killed run left *.tmp files).
+#[test]
+fn hostile_servers_cost_a_symbolize_run_at_most_its_network_time() {
+    let work = scratch("hostile-symbolize-servers");
+    let report = work.join("report.txt");
+    let mut text = String::new();
+    for i in 0..5u8 {
+        text.push_str(&format!(
+            "    #{i} 0x1000  (/x/lib{i}.so+0x1000) (BuildId: {i:02x}{})\n",
+            &SYM_BUILD_ID[2..]
+        ));
+    }
+    std::fs::write(&report, &text).unwrap();
+    let symbolize = |url: &str, cache: &Path, extra: &[&str]| {
+        let started = Instant::now();
+        let o = dumpsyms_command()
+            .args([
+                "symbolize",
+                "--no-debuginfod",
+                "--symbols-url",
+                url,
+                "--symbols-cache",
+            ])
+            .arg(cache)
+            .args(extra)
+            .arg(&report)
+            .output()
+            .unwrap();
+        (started.elapsed(), o)
+    };
+    // A drip: the run's 30 s, then no other module is asked for.
+    let (url, count) = serve(Answer::Drip);
+    let cache = work.join("drip-cache");
+    let (took, o) = symbolize(&url, &cache, &[]);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{stderr}");
+    assert!(took < Duration::from_secs(45), "{took:?}: {stderr}");
+    assert_eq!(o.stdout, text.as_bytes());
+    assert_eq!(
+        count.load(std::sync::atomic::Ordering::SeqCst),
+        1,
+        "{stderr}"
+    );
+    assert!(stderr.contains("not done within"), "{stderr}");
+    assert!(walk_files(&cache).is_empty(), "{:?}", walk_files(&cache));
+    // An endless body behind a correct MODULE line, cut by the run's time: nothing
+    // cached, memory flat.
+    let head = format!("MODULE Linux x86_64 {SYM_DEBUG_ID} lib0.so\n").into_bytes();
+    let (url, _) = serve(Answer::EndlessAfter(head));
+    let cache = work.join("endless-cache");
+    let (took, o) = symbolize(&url, &cache, &["--server-max-time", "3"]);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(took < Duration::from_secs(20), "{took:?}: {stderr}");
+    assert!(walk_files(&cache).is_empty(), "{:?}", walk_files(&cache));
+    // Killed while it downloads: nothing partial is left behind.
+    let (url, _) = serve(Answer::Drip);
+    let cache = work.join("killed-cache");
+    let mut child = dumpsyms_command()
+        .args([
+            "symbolize",
+            "--no-debuginfod",
+            "--symbols-url",
+            &url,
+            "--symbols-cache",
+        ])
+        .arg(&cache)
+        .arg(&report)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_secs(2));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(walk_files(&cache).is_empty(), "{:?}", walk_files(&cache));
+    // A stalled debuginfod: one time-out for the run, asked once.
+    let (url, count) = serve(Answer::Silent);
+    let started = Instant::now();
+    let o = dumpsyms_command()
+        .args(["symbolize"])
+        .arg(&report)
+        .env("DEBUGINFOD_URLS", &url)
+        .env("DEBUGINFOD_CACHE_PATH", work.join("debuginfod-cache"))
+        .output()
+        .unwrap();
+    let took = started.elapsed();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(took < Duration::from_secs(30), "{took:?}: {stderr}");
+    assert_eq!(
+        count.load(std::sync::atomic::Ordering::SeqCst),
+        1,
+        "{stderr}"
+    );
+    assert_eq!(stderr.matches("debuginfod server").count(), 1, "{stderr}");
+    std::fs::remove_dir_all(&work).ok();
 }

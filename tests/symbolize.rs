@@ -854,16 +854,21 @@ fn a_thumb_backtrace_resolves_as_llvm_symbolizer_reads_it() {
 /// Each report of `fixtures/symbolize/field` (one per family of crash text, written in
 /// the shapes seen in public trackers) and the number of its lines that are frames with
 /// a module and an offset, counted by hand; `not-frames.txt` holds lines that look alike
-/// and are none (kernel, WinDbg, Go, Rust, a sanitizer's summary).
+/// and are none (kernel, WinDbg, Go, Rust, a sanitizer's summary); `ips.txt`, Apple's
+/// JSON crash report, starts with `{` and is no on-device trace.
 const FIELD: &[(&str, u64)] = &[
     ("android.txt", 10),
+    ("apple.txt", 3),
     ("coredump.txt", 6),
     ("drmemory.txt", 4),
     ("gecko.txt", 3),
     ("glibc.txt", 6),
     ("graphene.txt", 4),
+    ("hotspot.txt", 7),
+    ("ips.txt", 0),
     ("not-frames.txt", 0),
     ("sanitizers.txt", 6),
+    ("stackwalk-machine.txt", 2),
     ("stackwalk.txt", 2),
     ("tsan.txt", 9),
     ("xorg.txt", 4),
@@ -1139,4 +1144,47 @@ fn local_files_the_report_does_not_identify_are_marked_or_refused() {
         stderr.contains("--verified-only refuses the local file"),
         "{stderr}"
     );
+}
+
+/// A real stack walker's text (rust-minidump's minidump-stackwalk on a minidump of a
+/// live process, walked through our CFI alone: `N  module + 0xOFF` for every frame)
+/// resolves as llvm-symbolizer 19 reads the program's frames.
+#[test]
+fn stackwalker_text_resolves_as_llvm_symbolizer_reads_it() {
+    let dir = fixtures().join("symbolize/stackwalk");
+    let store = store_of(
+        fixtures().join("bin/x86_64/chain-gcc-O2-nofp"),
+        "symbolize-stackwalk",
+    );
+    let o = dumpsyms_command()
+        .args(["symbolize", "--json", "--no-debuginfod", "--store"])
+        .arg(&store)
+        .arg(dir.join("stackwalk.txt"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    // Every frame of the walk is found (the registers and `Found by` lines are not).
+    let frames = std::fs::read_to_string(dir.join("stackwalk.txt"))
+        .unwrap()
+        .lines()
+        .filter(|l| l.contains(" + 0x"))
+        .count();
+    assert_eq!(doc.as_array().unwrap().len(), frames);
+    let ours = json_by_offset(&o.stdout, "chain-gcc-O2-nofp");
+    let mut oracle: std::collections::BTreeMap<String, Vec<String>> = Default::default();
+    for row in std::fs::read_to_string(dir.join("llvm-symbolizer.tsv"))
+        .unwrap()
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+    {
+        let f: Vec<&str> = row.split('\t').collect();
+        let place = &f[4][..f[4].rfind(':').unwrap()];
+        oracle
+            .entry(f[1].to_string())
+            .or_default()
+            .push(format!("{} {place}", f[3]));
+    }
+    assert_eq!(ours, oracle);
+    assert!(oracle.len() >= 5);
 }

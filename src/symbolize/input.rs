@@ -19,7 +19,10 @@
 //! - `pc HEX module` after `#NN`, `native:` or at the start: Android tombstones, logcat
 //!   and ANR traces.
 //! - `module (function+N, pc HEX)`: GrapheneOS's crash reports.
-//! - `N  module + 0xOFF` alone on a line: Breakpad's and rust-minidump's stackwalkers.
+//! - `N  module + 0xOFF` alone on a line: Breakpad's and rust-minidump's stackwalkers;
+//!   `T|N|module||||0xOFF`: Breakpad's `minidump_stackwalk -m`.
+//! - `N   image   0xPC 0xBASE + DECIMAL`: Apple's crash reports.
+//! - `[library.so+0xOFF]`: a Java VM's fatal error log (`hs_err_pid*.log`).
 //! - `module(+0xOFF) [0xADDR]`, `module() [0xADDR]`, `module[0xADDR]`: glibc's
 //!   `backtrace_symbols`, behind any prefix.
 //! - `N: module (0xBASE+0xOFF) [0xADDR]`: the X server's log.
@@ -60,6 +63,9 @@ pub enum Family {
     Sanitizer,
     /// Every other shape: the line is kept and followed by its frames.
     Other,
+    /// A shape whose frames carry no number (a JVM's error log): the first of a stack
+    /// is where the thread stopped, looked up as is, which [`Context`] tells.
+    Unnumbered,
 }
 
 /// One frame found in a line of text.
@@ -87,9 +93,12 @@ const SHAPES: &[Shape] = &[
     android,
     graphene,
     stackwalker,
+    stackwalker_machine,
+    apple,
     xorg,
     dr_memory,
     gecko,
+    hotspot,
     backtrace_symbols,
     plain,
 ];
@@ -105,14 +114,33 @@ pub fn frame(line: &str) -> Option<Frame<'_>> {
 #[derive(Default, Debug)]
 pub struct Context {
     build_ids: std::collections::HashMap<String, String>,
+    /// Whether the last line that was no frame began a stack: the next unnumbered
+    /// frame is its first.
+    stack_starts: bool,
 }
 
 /// How many modules' build IDs a report may name: a process maps a few hundred.
 const MAX_NAMED_MODULES: usize = 65_536;
 
 impl Context {
-    /// Learns what `line` says of a module, if anything.
+    /// How a frame of `line` (`frame`) is to be looked up, given the lines before it:
+    /// the first frame of an unnumbered stack is where the thread stopped.
+    pub fn place(&mut self, frame: &mut Frame<'_>) {
+        if frame.family == Family::Unnumbered && std::mem::take(&mut self.stack_starts) {
+            frame.pc = Pc::Exact;
+        }
+    }
+
+    /// Learns what `line` says, if anything: a module's build ID, or that a stack of
+    /// unnumbered frames starts (a JVM's `Native frames:` and `Problematic frame:`).
     pub fn learn(&mut self, line: &str) {
+        if line.contains("Native frames:") || line.contains("Problematic frame:") {
+            self.stack_starts = true;
+        }
+        self.learn_build_id(line);
+    }
+
+    fn learn_build_id(&mut self, line: &str) {
         let text = line.trim();
         let Some(at) = text.find("odule ") else {
             return;
@@ -294,8 +322,10 @@ fn stackwalker(line: &str) -> Option<Frame<'_>> {
     let number: u64 = number.parse().ok()?;
     let rest = rest.trim_end();
     let (module, offset) = rest.rsplit_once(" + 0x")?;
-    let module = module.trim_start();
-    if module.is_empty() || module.contains(char::is_whitespace) || module.contains('!') {
+    // A module's name may hold spaces (`Electron Framework`); one with a function
+    // (`module!function + 0x10b`) is not an offset into the module.
+    let module = module.trim();
+    if module.is_empty() || module.contains('!') {
         return None;
     }
     let start = line.len() - rest.trim_start().len();
@@ -307,6 +337,91 @@ fn stackwalker(line: &str) -> Option<Frame<'_>> {
         pc: caller_after_first(Some(number)),
         family: Family::Other,
         span: start..start + rest.trim_start().len(),
+    })
+}
+
+/// `0|1|libxul.so||||0x3a1f8c`, a frame of Breakpad's `minidump_stackwalk -m` (thread,
+/// frame, module, function, file, line, offset) with no function: the offset is then
+/// from the module's base; callers' are return addresses.
+fn stackwalker_machine(line: &str) -> Option<Frame<'_>> {
+    let text = line.trim_end();
+    let fields: Vec<&str> = text.split('|').collect();
+    let [thread, number, module, "", _, _, offset] = fields[..] else {
+        return None;
+    };
+    thread.parse::<u32>().ok()?;
+    let number: u64 = number.parse().ok()?;
+    let offset = parse_hex(offset.strip_prefix("0x")?)?;
+    if module.is_empty() {
+        return None;
+    }
+    let start = thread.len() + number.to_string().len() + 2;
+    Some(Frame {
+        module,
+        build_id: None,
+        offset,
+        base: Base::Load,
+        pc: caller_after_first(Some(number)),
+        family: Family::Other,
+        span: start..start + module.len(),
+    })
+}
+
+/// `2   Electron Framework    0x000000010b6c9b53 0x10b3a4000 + 3300179`, a frame of
+/// Apple's crash reports for an image with no symbols: the PC, the image's load address
+/// and the offset from it, in decimal; callers' addresses are return addresses.
+fn apple(line: &str) -> Option<Frame<'_>> {
+    let (number, rest) = split_word(line)?;
+    let number: u64 = number.parse().ok()?;
+    let text = rest.trim_end();
+    let (head, offset) = text.rsplit_once(" + ")?;
+    if offset.is_empty() || offset.len() > 20 || !offset.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let offset: u64 = offset.parse().ok()?;
+    let (head, base) = head.trim_end().rsplit_once(char::is_whitespace)?;
+    parse_hex(base.strip_prefix("0x")?)?;
+    let (module, pc) = head.trim_end().rsplit_once(char::is_whitespace)?;
+    parse_hex(pc.strip_prefix("0x")?)?;
+    let module = module.trim();
+    if module.is_empty() {
+        return None;
+    }
+    let start = module.as_ptr() as usize - line.as_ptr() as usize;
+    Some(Frame {
+        module,
+        build_id: None,
+        offset,
+        base: Base::Load,
+        pc: caller_after_first(Some(number)),
+        family: Family::Other,
+        span: start..start + module.len(),
+    })
+}
+
+/// `C  [libjvm.so+0xb0c3ad]  VMError::report_and_die()+0x4d`, a native frame of a Java
+/// virtual machine's fatal error log (`hs_err_pid*.log`, and its `# C  [libc.so.6+0x…]`
+/// problematic frame): the offset from the library's base. The first frame of a stack
+/// is where it stopped, the others return addresses: [`Context`] tells them apart.
+fn hotspot(line: &str) -> Option<Frame<'_>> {
+    let (open, close) = last_group(line, '[', ']', |inner| {
+        let (module, offset) = inner.rsplit_once("+0x")?;
+        // A library's file name (`libjvm.so`, `jvm.dll`): not `buf[len+0x10]`.
+        let plain = module.contains('.')
+            && !module.starts_with("0x")
+            && !module.contains(char::is_whitespace);
+        plain.then_some(())?;
+        parse_hex(offset)
+    })?;
+    let (module, offset) = line[open + 1..close].rsplit_once("+0x")?;
+    Some(Frame {
+        module,
+        build_id: None,
+        offset: parse_hex(offset)?,
+        base: Base::Load,
+        pc: Pc::Return,
+        family: Family::Unnumbered,
+        span: open..close + 1,
     })
 }
 
@@ -606,6 +721,26 @@ mod tests {
     }
 
     #[test]
+    fn the_first_frame_of_an_unnumbered_stack_is_exact() {
+        let mut c = Context::default();
+        let lines = [
+            "Native frames: (J=compiled Java code, j=interpreted, Vv=VM code, C=native code)",
+            "C  [libnative.so+0x1e40]  Java_com_example_Native_crash+0x10",
+            "j  com.example.Main.main([Ljava/lang/String;)V+9",
+            "V  [libjvm.so+0x83a7c5]  JavaCalls::call_helper()+0x315",
+        ];
+        let mut pcs = Vec::new();
+        for line in lines {
+            c.learn(line);
+            if let Some(mut f) = frame(line) {
+                c.place(&mut f);
+                pcs.push(f.pc);
+            }
+        }
+        assert_eq!(pcs, [Pc::Exact, Pc::Return]);
+    }
+
+    #[test]
     fn android_frames() {
         let line = "      #01 pc 000000000004c7d0  /system/lib64/libc.so (abort+164) \
                     (BuildId: 0a1b2c3d4e5f60718293a4b5c6d7e8f9)";
@@ -637,6 +772,35 @@ mod tests {
         );
         assert_eq!(found(" 12  phantomjs + 0x1adbe28").3, Pc::Return);
         assert_eq!(frame(" 2  libc.so.6!raise + 0x10b"), None);
+        assert_eq!(
+            found("10  Electron Framework + 0x227900").0,
+            "Electron Framework"
+        );
+        assert_eq!(
+            found("0|1|libxul.so||||0x3a1f8c"),
+            ("libxul.so", 0x3a1f8c, Base::Load, Pc::Return)
+        );
+        assert_eq!(frame("0|1|libxul.so|f|||0x3a1f8c"), None);
+        let apple = "2   Electron Framework            \t0x000000010b6c9b53 0x10b3a4000 + 3300179";
+        assert_eq!(
+            found(apple),
+            ("Electron Framework", 3300179, Base::Load, Pc::Return)
+        );
+        assert_eq!(
+            frame("0   libsystem_kernel.dylib  0x00007fff6b5a82c2 __pthread_kill + 10"),
+            None
+        );
+        let f = frame("V  [libjvm.so+0xb0c3ad]  VMError::report_and_die()+0x4d").unwrap();
+        assert_eq!(
+            (f.module, f.offset, f.family),
+            ("libjvm.so", 0xb0c3ad, Family::Unnumbered)
+        );
+        assert_eq!(
+            found("# C  [ld-linux-x86-64.so.2+0x15de0]").0,
+            "ld-linux-x86-64.so.2"
+        );
+        assert_eq!(frame("C  [+0x40c]  __kernel_rt_sigreturn+0x0"), None);
+        assert_eq!(frame("x = buf[len+0x10];"), None);
         let x = "[ 42277.724] (EE) 3: /usr/bin/Xorg.bin (0x400000+0xecc48) [0x4ecc48]";
         assert_eq!(
             found(x),

@@ -29,13 +29,22 @@ pub struct Frame {
     pub kind: Pc,
 }
 
-/// The trace: its modules, and each thread's frames, innermost first.
+/// The trace: its modules, and each thread's PCs, innermost first (placed by
+/// [`Trace::frame`] as they are read: a PC costs 8 bytes here).
 #[derive(Debug, Default)]
 pub struct Trace {
     pub modules: Vec<Module>,
-    pub threads: Vec<Vec<Frame>>,
+    pub threads: Vec<Vec<u64>>,
     /// Modules left out, and why.
     pub warnings: Vec<String>,
+    placing: Placing,
+}
+
+impl Trace {
+    /// The `n`th PC of a thread placed in its module.
+    pub fn frame(&self, pc: u64, n: usize) -> Frame {
+        place(&self.modules, self.placing.find(pc), pc, n == 0)
+    }
 }
 
 /// The longest module path taken: Linux's own limit is 4,096 bytes, and real paths in
@@ -54,17 +63,15 @@ pub fn display_name(path: &str) -> &str {
     &name[..end]
 }
 
-/// Reads a trace; Err says what is wrong with the document.
+/// Reads a trace; Err says what is wrong with the document. The PCs are read straight
+/// into numbers, not into a JSON tree: a trace of millions of PCs costs their count in
+/// words.
 pub fn parse(text: &str) -> Result<Trace, String> {
-    let doc: Value = serde_json::from_str(text).map_err(|e| format!("not JSON: {e}"))?;
-    let symbols = doc
-        .get("symbols")
-        .and_then(Value::as_array)
-        .ok_or("no \"symbols\" array")?;
-    let threads = doc
-        .get("threads")
-        .and_then(Value::as_array)
-        .ok_or("no \"threads\" array")?;
+    let raw: RawDoc = serde_json::from_str::<RawDocSeed>(text)
+        .map_err(|e| format!("not JSON: {e}"))?
+        .0;
+    let symbols = raw.symbols.ok_or("no \"symbols\" array")?;
+    let threads = raw.threads.ok_or("no \"threads\" array")?;
     let mut trace = Trace::default();
     for (i, s) in symbols.iter().enumerate() {
         let m = module(s).map_err(|e| format!("symbols[{i}]: {e}"))?;
@@ -78,26 +85,183 @@ pub fn parse(text: &str) -> Result<Trace, String> {
         }
         trace.modules.push(m);
     }
-    let index = Placing::new(&trace.modules, &mut trace.warnings);
-    for (t, thread) in threads.iter().enumerate() {
-        let pcs = thread
-            .get("pcs")
-            .and_then(Value::as_array)
-            .ok_or_else(|| format!("threads[{t}]: no \"pcs\" array"))?;
-        let mut frames = Vec::with_capacity(pcs.len());
-        for (n, pc) in pcs.iter().enumerate() {
-            let pc = hex_value(pc).map_err(|e| format!("threads[{t}].pcs[{n}]: {e}"))?;
-            frames.push(place(&trace.modules, index.find(pc), pc, n == 0));
-        }
-        trace.threads.push(frames);
+    trace.placing = Placing::new(&trace.modules, &mut trace.warnings);
+    for thread in threads {
+        trace.threads.push(thread?);
     }
     Ok(trace)
+}
+
+/// The document as read: its modules as JSON (few), its threads' PCs as numbers, or
+/// what is wrong with them.
+struct RawDoc {
+    symbols: Option<Vec<Value>>,
+    threads: Option<Vec<Result<Vec<u64>, String>>>,
+}
+
+/// Reads a [`RawDoc`] (serde's visitors: the PCs never become JSON values).
+struct RawDocSeed(RawDoc);
+
+impl<'de> serde::Deserialize<'de> for RawDocSeed {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_map(DocVisitor).map(RawDocSeed)
+    }
+}
+
+struct DocVisitor;
+
+impl<'de> serde::de::Visitor<'de> for DocVisitor {
+    type Value = RawDoc;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("an on-device stack trace (a JSON object)")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<RawDoc, A::Error> {
+        let mut doc = RawDoc {
+            symbols: None,
+            threads: None,
+        };
+        while let Some(key) = map.next_key::<String>()? {
+            match key.as_str() {
+                "symbols" => doc.symbols = map.next_value::<Option<Vec<Value>>>()?,
+                "threads" => doc.threads = map.next_value_seed(Threads)?,
+                _ => {
+                    map.next_value::<serde::de::IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(doc)
+    }
+}
+
+/// The `threads` array: each thread's PCs, or what is wrong with them.
+struct Threads;
+
+impl<'de> serde::de::DeserializeSeed<'de> for Threads {
+    type Value = Option<Vec<Result<Vec<u64>, String>>>;
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for Threads {
+    type Value = Option<Vec<Result<Vec<u64>, String>>>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("an array of threads")
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        let mut threads = Vec::new();
+        while let Some(t) = seq.next_element_seed(Thread(threads.len()))? {
+            threads.push(t);
+        }
+        Ok(Some(threads))
+    }
+
+    // Anything else is not an array of threads: said as such.
+    fn visit_unit<E>(self) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        while map
+            .next_entry::<serde::de::IgnoredAny, serde::de::IgnoredAny>()?
+            .is_some()
+        {}
+        Ok(None)
+    }
+}
+
+/// Thread number `.0`: an object whose `pcs` array is read.
+struct Thread(usize);
+
+impl<'de> serde::de::DeserializeSeed<'de> for Thread {
+    type Value = Result<Vec<u64>, String>;
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for Thread {
+    type Value = Result<Vec<u64>, String>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a thread (an object with a \"pcs\" array)")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let t = self.0;
+        let mut pcs = Err(format!("threads[{t}]: no \"pcs\" array"));
+        while let Some(key) = map.next_key::<String>()? {
+            if key == "pcs" {
+                pcs = map.next_value_seed(Pcs(t))?;
+            } else {
+                map.next_value::<serde::de::IgnoredAny>()?;
+            }
+        }
+        Ok(pcs)
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+        Ok(Err(format!("threads[{}]: no \"pcs\" array", self.0)))
+    }
+}
+
+/// Thread `.0`'s `pcs`: each a hexadecimal string (or a number).
+struct Pcs(usize);
+
+impl<'de> serde::de::DeserializeSeed<'de> for Pcs {
+    type Value = Result<Vec<u64>, String>;
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for Pcs {
+    type Value = Result<Vec<u64>, String>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("an array of PCs")
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        let mut pcs = Vec::new();
+        let mut wrong = None;
+        while let Some(v) = seq.next_element::<Value>()? {
+            match hex_value(&v) {
+                Ok(pc) => pcs.push(pc),
+                Err(e) if wrong.is_none() => {
+                    wrong = Some(format!("threads[{}].pcs[{}]: {e}", self.0, pcs.len()));
+                }
+                Err(_) => {}
+            }
+        }
+        Ok(match wrong {
+            Some(e) => Err(e),
+            None => Ok(pcs),
+        })
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        while map
+            .next_entry::<serde::de::IgnoredAny, serde::de::IgnoredAny>()?
+            .is_some()
+        {}
+        Ok(Err(format!("threads[{}]: no \"pcs\" array", self.0)))
+    }
 }
 
 /// The modules' ranges, sorted by start, for placing each PC by binary search (a
 /// trace may name many modules and many PCs). Ranges that overlap an earlier module's
 /// are left out: a process's mappings never overlap, and which module a PC in both
 /// would be is not to be guessed.
+#[derive(Debug, Default)]
 struct Placing {
     /// (start, end, module index), sorted by start, disjoint.
     ranges: Vec<(u64, u64, usize)>,
@@ -237,7 +401,9 @@ mod tests {
     fn pcs_are_placed_as_the_document_computes() {
         let t = parse(EXAMPLE).unwrap();
         assert_eq!(t.modules.len(), 2);
-        let f = &t.threads[0];
+        let f: Vec<Frame> = (t.threads[0].iter().enumerate())
+            .map(|(n, &pc)| t.frame(pc, n))
+            .collect();
         // The document's own worked example: 0x55ea82cff77c gives 1f877c.
         assert_eq!(
             (f[0].module, f[0].offset, f[0].kind),

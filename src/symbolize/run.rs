@@ -8,8 +8,6 @@
 
 use std::io::{self, BufRead, Read, Write};
 
-use serde_json::{Value, json};
-
 use super::input::{self, Context, Pc};
 use super::render::{Renderer, Tally};
 use super::{Outcome, Resolved, Symbolizer, ondevice};
@@ -29,7 +27,7 @@ pub enum Format {
 pub const MAX_LINE: usize = 1 << 20;
 
 /// The largest on-device trace read: a device's trace of every thread is a few KiB.
-pub const MAX_TRACE: u64 = 16 << 20;
+pub const MAX_TRACE: u64 = 64 << 20;
 
 /// What is written may be this many times what was read (the report and the symbol
 /// files), plus [`OUTPUT_SLACK`].
@@ -75,6 +73,18 @@ pub fn run(
                     MAX_TRACE >> 20
                 ),
             ));
+        }
+        // Apple's `.ips` reports (a JSON header line, then a JSON body) and other
+        // reports that merely start with `{` are no trace: read as text.
+        let one_document = serde_json::from_slice::<serde::de::IgnoredAny>(&doc)
+            .map_err(|e| e.to_string())
+            .err()
+            .is_none_or(|e| !e.starts_with("trailing characters"));
+        if !one_document {
+            let mut pending = blank.into_iter();
+            let tally = lines(symbolizer, &mut &doc[..], &mut pending, &mut out, format);
+            warn_if_cut(symbolizer, &out);
+            return tally;
         }
         out.read = doc.len() as u64;
         let doc = String::from_utf8(doc).map_err(|e| {
@@ -156,7 +166,10 @@ fn lines(
             continue;
         };
         context.learn(text);
-        let frame = input::frame(text);
+        let mut frame = input::frame(text);
+        if let Some(f) = &mut frame {
+            context.place(f);
+        }
         let resolution = match &frame {
             Some(f) if !out.exhausted() => resolve_line_frame(symbolizer, &context, f),
             _ => (Vec::new(), false),
@@ -180,18 +193,18 @@ fn lines(
                 if let Some(f) = &frame {
                     renderer.line(text, Some(f), &frames);
                     let build_id = f.build_id.or_else(|| context.build_id(f.module));
-                    let record = json!({
-                        "line": number,
-                        "thread": null,
-                        "frame": null,
-                        "pc": null,
-                        "module": f.module,
-                        "build_id": build_id,
-                        "offset": format!("{:#x}", f.offset),
-                        "return_address": f.pc == Pc::Return,
-                        "unverified": unverified,
-                        "frames": frames_json(&frames),
-                    });
+                    let record = Record {
+                        line: Some(number),
+                        thread: None,
+                        frame: None,
+                        pc: None,
+                        module: Some(f.module),
+                        build_id,
+                        offset: Some(f.offset),
+                        return_address: f.pc == Pc::Return,
+                        unverified,
+                        frames: &frames,
+                    };
                     records.push(out, &record)?;
                 }
             }
@@ -361,18 +374,22 @@ impl Write for Bounded<'_> {
 #[derive(Default)]
 struct JsonLines {
     started: bool,
+    /// The record being written.
+    buffer: Vec<u8>,
 }
 
 impl JsonLines {
     /// Writes `record`, unless it would pass the output's bound.
-    fn push(&mut self, out: &mut Bounded<'_>, record: &Value) -> io::Result<()> {
-        let text = serde_json::to_vec(record)?;
+    fn push(&mut self, out: &mut Bounded<'_>, record: &Record<'_>) -> io::Result<()> {
+        self.buffer.clear();
+        record.write(&mut self.buffer);
+        let text = &self.buffer;
         if out.would_pass(text.len() + 2) {
             return Ok(());
         }
         out.write_all(if self.started { b",\n" } else { b"[\n" })?;
         self.started = true;
-        out.write_all(&text)
+        out.write_all(text)
     }
 
     fn finish(self, out: &mut Bounded<'_>) -> io::Result<()> {
@@ -415,7 +432,8 @@ fn trace(
         if format == Format::Text {
             writeln!(out, "thread {t}:")?;
         }
-        for (n, f) in thread.iter().enumerate() {
+        for (n, &pc) in thread.iter().enumerate() {
+            let f = trace.frame(pc, n);
             let module = f.module.map(|i| &trace.modules[i]);
             let outcome = match module {
                 Some(m) if !out.exhausted() => Some(symbolizer.resolve(
@@ -459,18 +477,18 @@ fn trace(
                 }
                 Format::Json => records.push(
                     out,
-                    &json!({
-                        "line": null,
-                        "thread": t,
-                        "frame": n,
-                        "pc": format!("{:#x}", f.pc),
-                        "module": module.map(|m| &m.path),
-                        "build_id": module.and_then(|m| m.build_id.as_deref()),
-                        "offset": module.map(|_| format!("{:#x}", f.offset)),
-                        "return_address": f.kind == Pc::Return,
-                        "unverified": unverified,
-                        "frames": frames_json(&frames),
-                    }),
+                    &Record {
+                        line: None,
+                        thread: Some(t),
+                        frame: Some(n),
+                        pc: Some(f.pc),
+                        module: module.map(|m| m.path.as_str()),
+                        build_id: module.and_then(|m| m.build_id.as_deref()),
+                        offset: module.map(|_| f.offset),
+                        return_address: f.kind == Pc::Return,
+                        unverified,
+                        frames: &frames,
+                    },
                 )?,
             }
         }
@@ -481,18 +499,78 @@ fn trace(
     Ok(tally)
 }
 
-fn frames_json(frames: &[Resolved]) -> Value {
-    Value::Array(
-        frames
-            .iter()
-            .map(|f| {
-                json!({
-                    "function": f.function,
-                    "file": f.file,
-                    "line": f.line,
-                    "inlined": f.inlined,
-                })
-            })
-            .collect(),
-    )
+/// One frame found, as `--json` writes it: the same fields whatever the input (null
+/// where it has none), keys in alphabetical order.
+struct Record<'a> {
+    /// The report's line (text reports).
+    line: Option<u64>,
+    /// The thread and the frame's number in it (on-device traces).
+    thread: Option<usize>,
+    frame: Option<usize>,
+    /// The PC the input gives, where it gives one apart from the module's offset.
+    pc: Option<u64>,
+    module: Option<&'a str>,
+    build_id: Option<&'a str>,
+    offset: Option<u64>,
+    return_address: bool,
+    unverified: bool,
+    frames: &'a [Resolved],
+}
+
+impl Record<'_> {
+    /// Written by hand rather than through a JSON tree: a trace of millions of PCs
+    /// writes as many records.
+    fn write(&self, out: &mut Vec<u8>) {
+        use std::io::Write as _;
+        let string = |out: &mut Vec<u8>, s: Option<&str>| match s {
+            Some(s) => {
+                let _ = serde_json::to_writer(&mut *out, s);
+            }
+            None => out.extend_from_slice(b"null"),
+        };
+        let number = |out: &mut Vec<u8>, n: Option<u64>| match n {
+            Some(n) => {
+                let _ = write!(out, "{n}");
+            }
+            None => out.extend_from_slice(b"null"),
+        };
+        let hex = |out: &mut Vec<u8>, n: Option<u64>| match n {
+            Some(n) => {
+                let _ = write!(out, "\"{n:#x}\"");
+            }
+            None => out.extend_from_slice(b"null"),
+        };
+        out.extend_from_slice(b"{\"build_id\":");
+        string(out, self.build_id);
+        out.extend_from_slice(b",\"frame\":");
+        number(out, self.frame.map(|n| n as u64));
+        out.extend_from_slice(b",\"frames\":[");
+        for (i, f) in self.frames.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            out.extend_from_slice(b"{\"file\":");
+            string(out, f.file.as_deref());
+            out.extend_from_slice(b",\"function\":");
+            string(out, Some(&f.function));
+            let _ = write!(out, ",\"inlined\":{},\"line\":", f.inlined);
+            number(out, f.line.map(u64::from));
+            out.push(b'}');
+        }
+        out.extend_from_slice(b"],\"line\":");
+        number(out, self.line);
+        out.extend_from_slice(b",\"module\":");
+        string(out, self.module);
+        out.extend_from_slice(b",\"offset\":");
+        hex(out, self.offset);
+        out.extend_from_slice(b",\"pc\":");
+        hex(out, self.pc);
+        let _ = write!(
+            out,
+            ",\"return_address\":{},\"thread\":",
+            self.return_address
+        );
+        number(out, self.thread.map(|n| n as u64));
+        let _ = write!(out, ",\"unverified\":{}}}", self.unverified);
+    }
 }
