@@ -178,8 +178,10 @@ pub(crate) fn download(
     verify: Verify,
 ) -> Download {
     let agent = agent_with(limits, user_agent);
+    // The whole time counts from the request, not from the first byte of the answer.
+    let started = Instant::now();
     match with_retries(retries, || agent.get(url).call().map_err(Box::new)) {
-        Outcome::Ok(response) => match save(limits, target, *response, verify) {
+        Outcome::Ok(response) => match save(limits, started, target, *response, verify) {
             Ok(()) => Download::Saved,
             Err(e) => Download::Failed(format!("{what}: {url}: {e}")),
         },
@@ -194,6 +196,7 @@ pub(crate) fn download(
 
 fn save(
     limits: &Limits,
+    started: Instant,
     path: &Path,
     response: ureq::Response,
     verify: Verify,
@@ -211,7 +214,7 @@ fn save(
     let content_type = response.content_type().to_string();
     let cache = |e: std::io::Error| format!("cannot cache it in {}: {e}", path.display());
     let mut file = crate::output::AtomicFile::create(path).map_err(cache)?;
-    let mut body = Paced::new(response.into_reader(), limits);
+    let mut body = Paced::new(response.into_reader(), limits, started);
     std::io::copy(&mut body, file.writer()).map_err(|e| match body.stopped.take() {
         Some(why) => why,
         None => format!("the transfer broke: {e}"),
@@ -241,12 +244,12 @@ struct Paced<R> {
 }
 
 impl<R: Read> Paced<R> {
-    fn new(inner: R, limits: &Limits) -> Self {
+    fn new(inner: R, limits: &Limits, started: Instant) -> Self {
         let now = Instant::now();
         Paced {
             inner,
             limits: *limits,
-            started: now,
+            started,
             window: now,
             in_window: 0,
             total: 0,

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use super::store::{Found, Stores, debug_ids, file_name};
+use crate::fetch::Limits;
 use crate::fetch::debuginfod::Debuginfod;
 use crate::fetch::symbols::SymbolServers;
 use crate::load::{Input, Object};
@@ -137,7 +138,7 @@ impl Sources {
         let left = self.network_left(warnings)?;
         let servers = self.servers.as_mut()?;
         let mut servers_now = servers.clone();
-        servers_now.limits.max_time = shorter(servers.limits.max_time, left);
+        servers_now.limits = within(servers.limits, left);
         let fetched = servers_now.find(name, &ids);
         if !fetched.problems.is_empty() {
             warnings.extend(fetched.problems.iter().cloned());
@@ -190,7 +191,7 @@ impl Sources {
         let left = self.network_left(warnings)?;
         let client = self.debuginfod.as_mut()?;
         let mut now = client.clone();
-        now.limits.max_time = shorter(client.limits.max_time, left);
+        now.limits = within(client.limits, left);
         let fetched = now.debuginfo(&id);
         // A server that failed (down, stalled, dripping) is not asked again in this
         // run: each build ID would wait for it as long again.
@@ -199,6 +200,20 @@ impl Sources {
             .retain(|s| !fetched.problems.iter().any(|p| p.contains(s.as_str())));
         warnings.extend(fetched.problems);
         fetched.path
+    }
+}
+
+/// `limits` for a download that must end within `left`: a download can last its whole
+/// time plus one wait for the read that passes it, so each takes part of what is left.
+fn within(limits: Limits, left: Option<Duration>) -> Limits {
+    let Some(left) = left else {
+        return limits;
+    };
+    let wait = limits.timeout.min(left / 2);
+    Limits {
+        timeout: wait,
+        max_time: shorter(limits.max_time, Some(left - wait)),
+        ..limits
     }
 }
 
