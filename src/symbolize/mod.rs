@@ -151,7 +151,7 @@ impl Symbolizer {
         pc: Pc,
     ) -> Outcome {
         let found = self.module(Wanted { module, build_id });
-        let Some(sym) = found.sym else {
+        let Some(sym) = found.sym.clone() else {
             return Outcome::NoModule;
         };
         let addr = match base {
@@ -191,45 +191,14 @@ impl Symbolizer {
             });
             return Outcome::NoSymbol;
         }
-        if let Some(local) = &found.unverified {
-            let vaddr = addr.checked_add(found.load_address.unwrap_or(0));
-            let in_code = vaddr.is_some_and(|v| {
-                let i = local.code.partition_point(|s| s.1 <= v);
-                local.code.get(i).is_some_and(|s| s.0 <= v)
-            });
-            if !in_code {
-                let path = local.path.display().to_string();
-                self.warn_once(Warned::OutsideCode, name, || {
-                    format!(
-                        "offset {offset:#x} lies outside the executable sections of the \
-                         local file {path}, which the report does not identify by build \
-                         ID: it is another build, not resolved"
-                    )
-                });
-                return Outcome::NoSymbol;
-            }
+        if !self.inside_local_code(&found, name, offset, addr) {
+            return Outcome::NoSymbol;
         }
         let (frames, cut) = sym.lookup_within(addr, MAX_INLINE_DEPTH);
         if frames.is_empty() {
             return Outcome::NoSymbol;
         }
-        if cut.depth {
-            self.warn_once(Warned::DeepInlines, name, || {
-                format!(
-                    "a chain of inlined calls deeper than {MAX_INLINE_DEPTH} (a damaged or \
-                     crafted symbol file): cut there"
-                )
-            });
-        }
-        if cut.body {
-            self.warn_once(Warned::LargeBody, name, || {
-                format!(
-                    "a function whose records take more than {} MiB (a damaged or crafted \
-                     symbol file): named without its lines and inlined calls",
-                    symfile::MAX_BODY >> 20
-                )
-            });
-        }
+        self.warn_cut(cut, name);
         let unverified = found.unverified.is_some();
         if let Some(local) = &found.unverified {
             let path = local.path.display().to_string();
@@ -251,6 +220,52 @@ impl Symbolizer {
                 })
                 .collect(),
             unverified,
+        }
+    }
+
+    /// Whether `addr` (of `offset` in the report) may be answered from `found`: always
+    /// from files the report identifies; from a local file found by name alone only
+    /// inside its code (another build's offset would land anywhere).
+    fn inside_local_code(&mut self, found: &Module, name: &str, offset: u64, addr: u64) -> bool {
+        let Some(local) = &found.unverified else {
+            return true;
+        };
+        let vaddr = addr.checked_add(found.load_address.unwrap_or(0));
+        let in_code = vaddr.is_some_and(|v| {
+            let i = local.code.partition_point(|s| s.1 <= v);
+            local.code.get(i).is_some_and(|s| s.0 <= v)
+        });
+        if !in_code {
+            let path = local.path.display().to_string();
+            self.warn_once(Warned::OutsideCode, name, || {
+                format!(
+                    "offset {offset:#x} lies outside the executable sections of the local \
+                     file {path}, which the report does not identify by build ID (another \
+                     build's offset lands anywhere): not resolved"
+                )
+            });
+        }
+        in_code
+    }
+
+    /// Says what a lookup could not follow, once per module.
+    fn warn_cut(&mut self, cut: symfile::Cut, name: &str) {
+        if cut.depth {
+            self.warn_once(Warned::DeepInlines, name, || {
+                format!(
+                    "a chain of inlined calls deeper than {MAX_INLINE_DEPTH} (a damaged or \
+                     crafted symbol file): cut there"
+                )
+            });
+        }
+        if cut.body {
+            self.warn_once(Warned::LargeBody, name, || {
+                format!(
+                    "a function whose records take more than {} MiB (a damaged or crafted \
+                     symbol file): named without its lines and inlined calls",
+                    symfile::MAX_BODY >> 20
+                )
+            });
         }
     }
 
