@@ -217,9 +217,9 @@ struct SymbolizeArgs {
     /// the report names [default: 30]
     #[arg(long = "server-max-time", value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..))]
     server_max_time: Option<u64>,
-    /// Resolve no module from a local file that the report does not identify by build
-    /// ID (by default such frames are resolved where their offsets fall in the file's
-    /// code, marked unverified, with a warning)
+    /// Resolve no module from a file found by name alone, which the report does not
+    /// identify by build ID (by default such frames are resolved, a local binary's only
+    /// where their offsets fall in its code, marked unverified, with a warning)
     #[arg(long = "verified-only")]
     verified_only: bool,
     /// Write the frames found as JSON records instead of the report with its frames

@@ -1119,7 +1119,7 @@ fn local_files_the_report_does_not_identify_are_marked_or_refused() {
     assert!(r[2]["frames"].as_array().unwrap().is_empty(), "{}", r[2]);
     assert_eq!(
         stderr
-            .matches("which the report does not identify by build ID: the answer is right only if it is the same build")
+            .matches("found by name alone: the report does not identify it by build ID, and the answer is right only if it is the same build")
             .count(),
         1,
         "{stderr}"
@@ -1140,10 +1140,21 @@ fn local_files_the_report_does_not_identify_are_marked_or_refused() {
             .all(|r| r["frames"].as_array().unwrap().is_empty()),
         "{doc}"
     );
-    assert!(
-        stderr.contains("--verified-only refuses the local file"),
-        "{stderr}"
-    );
+    assert!(stderr.contains("--verified-only refuses"), "{stderr}");
+    // A store's only build of a name, for a frame with no build ID: marked the same way.
+    let store = store_of(&binary, "symbolize-unverified-store");
+    let by_name = here.join("by-name.txt");
+    std::fs::write(&by_name, "uaf+0xddf02\n").unwrap();
+    let store = store.to_str().unwrap();
+    let (json, stderr) = symbolize_in_empty_dir("by-name", &["--json", "--store", store], &by_name);
+    let doc: serde_json::Value = serde_json::from_slice(&json).unwrap();
+    assert_eq!(doc[0]["unverified"], true, "{doc}");
+    assert_eq!(doc[0]["frames"][0]["function"], "main", "{doc}");
+    assert!(stderr.contains("found by name alone"), "{stderr}");
+    let args = ["--json", "--verified-only", "--store", store];
+    let (json, _) = symbolize_in_empty_dir("by-name-refused", &args, &by_name);
+    let doc: serde_json::Value = serde_json::from_slice(&json).unwrap();
+    assert!(doc[0]["frames"].as_array().unwrap().is_empty(), "{doc}");
 }
 
 /// A real stack walker's text (rust-minidump's minidump-stackwalk on a minidump of a

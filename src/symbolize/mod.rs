@@ -74,12 +74,14 @@ struct Module {
     unverified: Option<Unverified>,
 }
 
-/// A local file found by the name a report gives, with no build ID to check it by.
+/// A file found by the name a report gives, with no build ID to check it by: a local
+/// binary or debug file, or a store's only symbol file of that name.
 #[derive(Clone)]
 struct Unverified {
     path: PathBuf,
-    /// Its executable sections' spans, in virtual addresses, sorted and merged.
-    code: Arc<[(u64, u64)]>,
+    /// A local file's executable sections' spans, in virtual addresses, sorted and
+    /// merged; None for a symbol file, whose code is not known.
+    code: Option<Arc<[(u64, u64)]>>,
 }
 
 /// How deep a chain of inlined calls is followed: compilers stop inlining far sooner
@@ -204,8 +206,9 @@ impl Symbolizer {
             let path = local.path.display().to_string();
             self.warn_once(Warned::Unverified, name, || {
                 format!(
-                    "resolved from the local file {path}, which the report does not \
-                     identify by build ID: the answer is right only if it is the same build"
+                    "resolved from {path}, found by name alone: the report does not \
+                     identify it by build ID, and the answer is right only if it is the \
+                     same build"
                 )
             });
         }
@@ -227,13 +230,17 @@ impl Symbolizer {
     /// from files the report identifies; from a local file found by name alone only
     /// inside its code (another build's offset would land anywhere).
     fn inside_local_code(&mut self, found: &Module, name: &str, offset: u64, addr: u64) -> bool {
-        let Some(local) = &found.unverified else {
+        let Some((local, code)) = found
+            .unverified
+            .as_ref()
+            .and_then(|u| Some((u, u.code.as_ref()?)))
+        else {
             return true;
         };
         let vaddr = addr.checked_add(found.load_address.unwrap_or(0));
         let in_code = vaddr.is_some_and(|v| {
-            let i = local.code.partition_point(|s| s.1 <= v);
-            local.code.get(i).is_some_and(|s| s.0 <= v)
+            let i = code.partition_point(|s| s.1 <= v);
+            code.get(i).is_some_and(|s| s.0 <= v)
         });
         if !in_code {
             let path = local.path.display().to_string();
@@ -286,6 +293,9 @@ impl Symbolizer {
             return m.clone();
         }
         let found = match self.sources.find(want, &mut self.warnings) {
+            Source::SymFile(path) if want.build_id.is_none() => {
+                self.unverified_symbol_file(want, path)
+            }
             Source::SymFile(path) => {
                 let sym = self.loaded_or(&path, Self::load);
                 // The symbol file does not say where the module was linked to load:
@@ -320,30 +330,56 @@ impl Symbolizer {
     /// report's offsets fall in its code, and said to be a guess; not at all with
     /// `--verified-only`.
     fn unverified(&mut self, want: Wanted, path: PathBuf) -> Module {
-        let name = want.module.unwrap_or("?");
-        if self.sources.verified_only {
-            let shown = path.display().to_string();
-            self.warn_once(Warned::Refused, name, || {
-                format!(
-                    "the report gives no build ID, and --verified-only refuses the local \
-                     file {shown}: not resolved"
-                )
-            });
-            return Module {
-                sym: None,
-                load_address: None,
-                unverified: None,
-            };
+        if let Some(refused) = self.refused(want, &path) {
+            return refused;
         }
         let layout = sources::layout(&path);
         Module {
             sym: self.loaded_or(&path, Self::dump),
             load_address: layout.as_ref().map(|l| l.load_address),
             unverified: Some(Unverified {
-                code: layout.map_or_else(Vec::new, |l| l.code_spans).into(),
+                code: Some(layout.map_or_else(Vec::new, |l| l.code_spans).into()),
                 path,
             }),
         }
+    }
+
+    /// A store's only symbol file of the name a report gives, with no build ID to check
+    /// it by: a guess like a local file's, said as such (its code is not known to bound
+    /// it); not used at all with `--verified-only`.
+    fn unverified_symbol_file(&mut self, want: Wanted, path: PathBuf) -> Module {
+        if let Some(refused) = self.refused(want, &path) {
+            return refused;
+        }
+        let local = self.sources.local_object(want);
+        Module {
+            sym: self.loaded_or(&path, Self::load),
+            load_address: local
+                .as_deref()
+                .and_then(sources::layout)
+                .map(|l| l.load_address),
+            unverified: Some(Unverified { code: None, path }),
+        }
+    }
+
+    /// With `--verified-only`, a module of no symbols (said once) instead of one read
+    /// from `path`, which the report does not identify.
+    fn refused(&mut self, want: Wanted, path: &Path) -> Option<Module> {
+        if !self.sources.verified_only {
+            return None;
+        }
+        let shown = path.display().to_string();
+        self.warn_once(Warned::Refused, want.module.unwrap_or("?"), || {
+            format!(
+                "the report gives no build ID, and --verified-only refuses {shown}, found \
+                 by name alone: not resolved"
+            )
+        });
+        Some(Module {
+            sym: None,
+            load_address: None,
+            unverified: None,
+        })
     }
 
     fn loaded_or(
