@@ -233,14 +233,24 @@ enum Line {
     End,
 }
 
+/// The report's next buffered bytes (empty at its end), reading again when a signal
+/// interrupts.
+fn fill(report: &mut dyn BufRead) -> io::Result<&[u8]> {
+    loop {
+        match report.fill_buf() {
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            // The buffer is read again to return it: the borrow of an `Ok` cannot outlive
+            // a loop that may still call `fill_buf` again.
+            Ok(_) => return report.fill_buf(),
+            Err(e) => return Err(e),
+        }
+    }
+}
+
 /// Reads one line into `line`, at most [`MAX_LINE`] bytes of it.
 fn read_line(report: &mut dyn BufRead, line: &mut Vec<u8>) -> io::Result<Line> {
     loop {
-        let buf = match report.fill_buf() {
-            Ok(b) => b,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
-        };
+        let buf = fill(report)?;
         if buf.is_empty() {
             return Ok(if line.is_empty() {
                 Line::End
@@ -277,11 +287,7 @@ fn copy_rest_of_line(
     }
     let mut total = 0u64;
     loop {
-        let buf = match report.fill_buf() {
-            Ok(b) => b,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
-        };
+        let buf = fill(report)?;
         if buf.is_empty() {
             return Ok(total);
         }

@@ -159,44 +159,14 @@ struct Body {
 
 impl Body {
     fn index(body: &[u8], max_depth: usize) -> Body {
-        let keep = max_depth.saturating_add(1) as u64;
         let mut lines = Vec::new();
         let mut inlines = Vec::new();
-        for raw in body.split(|&b| b == b'\n') {
-            let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
-            if raw.starts_with(b"INLINE ") {
-                let mut fields = Fields {
-                    line: raw,
-                    pos: "INLINE ".len(),
-                    at: 0,
-                };
-                let Ok((depth, call_line, call_file, origin)) = inline_head(&mut fields) else {
-                    continue;
-                };
-                if u64::from(depth) >= keep {
-                    continue;
-                }
-                while !fields.at_end() {
-                    let (Ok(addr), Ok(size)) = (fields.hex(), fields.hex()) else {
-                        break;
-                    };
-                    let range = InlineRange {
-                        addr,
-                        size,
-                        call_line,
-                        call_file,
-                        origin,
-                    };
-                    inlines.push((depth, range));
-                }
-            } else if let Ok(l) = line_record(&mut Fields {
-                line: raw,
-                pos: 0,
-                at: 0,
-            }) {
-                lines.push(l);
-            }
-        }
+        each_record(
+            body,
+            max_depth.saturating_add(1),
+            |l| lines.push(l),
+            |depth, range| inlines.push((depth as u32, range)),
+        );
         lines.sort_by_key(|l| l.addr);
         inlines.sort_by_key(|(d, r)| (*d, r.addr));
         lines.shrink_to_fit();
@@ -483,51 +453,26 @@ fn read_body(
         .saturating_add(1)
         .min(crate::symbolize::MAX_INLINE_DEPTH + 1);
     let mut best: Vec<Option<InlineRange>> = Vec::new();
-    for raw in body.split(|&b| b == b'\n') {
-        let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
-        if raw.starts_with(b"INLINE ") {
-            let mut fields = Fields {
-                line: raw,
-                pos: "INLINE ".len(),
-                at: 0,
-            };
-            let Ok((depth, call_line, call_file, origin)) = inline_head(&mut fields) else {
-                continue;
-            };
-            let depth = depth as usize;
-            if depth >= keep {
-                continue;
+    each_record(
+        body,
+        keep,
+        |l| {
+            if l.addr <= addr && line.is_none_or(|b| l.addr >= b.addr) {
+                line = Some(l);
             }
-            while !fields.at_end() {
-                let (Ok(a), Ok(size)) = (fields.hex(), fields.hex()) else {
-                    break;
-                };
-                if a > addr {
-                    continue;
-                }
-                if best.len() <= depth {
-                    best.resize(depth + 1, None);
-                }
-                if best[depth].is_none_or(|b| a >= b.addr) {
-                    best[depth] = Some(InlineRange {
-                        addr: a,
-                        size,
-                        call_line,
-                        call_file,
-                        origin,
-                    });
-                }
+        },
+        |depth, r| {
+            if r.addr > addr {
+                return;
             }
-        } else if let Ok(l) = line_record(&mut Fields {
-            line: raw,
-            pos: 0,
-            at: 0,
-        }) && l.addr <= addr
-            && line.is_none_or(|b| l.addr >= b.addr)
-        {
-            line = Some(l);
-        }
-    }
+            if best.len() <= depth {
+                best.resize(depth + 1, None);
+            }
+            if best[depth].is_none_or(|b| r.addr >= b.addr) {
+                best[depth] = Some(r);
+            }
+        },
+    );
     let line = line.filter(|l| addr - l.addr < l.size);
     let mut chain = Vec::new();
     let mut deeper = false;
@@ -544,6 +489,56 @@ fn read_body(
         }
     }
     (line, chain, deeper)
+}
+
+/// Each line record of a function's `body`, and each range of its INLINE records less
+/// deep than `keep`, in the file's order; damaged records are passed over (the pass
+/// that indexed the file has named them).
+fn each_record(
+    body: &[u8],
+    keep: usize,
+    mut on_line: impl FnMut(LineRec),
+    mut on_range: impl FnMut(usize, InlineRange),
+) {
+    for raw in body.split(|&b| b == b'\n') {
+        let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
+        let Some(rest) = raw.strip_prefix(b"INLINE ") else {
+            let mut fields = Fields {
+                line: raw,
+                pos: 0,
+                at: 0,
+            };
+            if let Ok(l) = line_record(&mut fields) {
+                on_line(l);
+            }
+            continue;
+        };
+        let mut fields = Fields {
+            line: rest,
+            pos: 0,
+            at: 0,
+        };
+        let Ok((depth, call_line, call_file, origin)) = inline_head(&mut fields) else {
+            continue;
+        };
+        let depth = depth as usize;
+        if depth >= keep {
+            continue;
+        }
+        while !fields.at_end() {
+            let (Ok(addr), Ok(size)) = (fields.hex(), fields.hex()) else {
+                break;
+            };
+            let range = InlineRange {
+                addr,
+                size,
+                call_line,
+                call_file,
+                origin,
+            };
+            on_range(depth, range);
+        }
+    }
 }
 
 /// An INLINE record's depth, call line, call file and origin.
