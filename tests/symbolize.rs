@@ -958,6 +958,28 @@ fn json_by_offset(json: &[u8], module: &str) -> std::collections::BTreeMap<Strin
     out
 }
 
+/// An oracle's answers (llvm-symbolizer's, one row per frame, innermost first) keyed by
+/// offset as [`json_by_offset`] keys ours: of the rows `keep` takes, the columns
+/// `(offset, function, file:line:column)`.
+fn tsv_by_offset(
+    path: &Path,
+    keep: impl Fn(&[&str]) -> bool,
+    (offset, function, place): (usize, usize, usize),
+) -> std::collections::BTreeMap<String, Vec<String>> {
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut out: std::collections::BTreeMap<String, Vec<String>> = Default::default();
+    for row in text.lines().filter(|l| !l.starts_with('#')) {
+        let f: Vec<&str> = row.split('\t').collect();
+        if keep(&f) {
+            let at = &f[place][..f[place].rfind(':').unwrap()];
+            out.entry(f[offset].to_string())
+                .or_default()
+                .push(format!("{} {at}", f[function]));
+        }
+    }
+    out
+}
+
 /// A real data race, reported by ThreadSanitizer with `symbolize=0` (`#N <null> <null>
 /// (race+0xOFF)`: no PC), resolves as TSan prints it with llvm-symbolizer 19: every
 /// offset both name, with the inlined call, by function and file:line.
@@ -1071,22 +1093,12 @@ fn a_coredump_stack_resolves_as_llvm_symbolizer_reads_it() {
         .unwrap()
         .to_string();
     let ours = json_by_offset(&o.stdout, &module);
-    let mut oracle: std::collections::BTreeMap<String, Vec<String>> = Default::default();
-    for row in std::fs::read_to_string(dir.join("llvm-symbolizer.tsv"))
-        .unwrap()
-        .lines()
-        .filter(|l| !l.starts_with('#'))
-    {
-        let f: Vec<&str> = row.split('\t').collect();
-        if f[1] != module {
-            continue;
-        }
-        let place = &f[5][..f[5].rfind(':').unwrap()];
-        oracle
-            .entry(f[2].to_string())
-            .or_default()
-            .push(format!("{} {place}", f[4]));
-    }
+    // Columns: frame, module, offset, address asked, function, file:line:column.
+    let oracle = tsv_by_offset(
+        &dir.join("llvm-symbolizer.tsv"),
+        |f| f[1] == module,
+        (2, 4, 5),
+    );
     assert_eq!(ours, oracle);
     assert!(oracle.len() >= 3);
 }
@@ -1183,19 +1195,8 @@ fn stackwalker_text_resolves_as_llvm_symbolizer_reads_it() {
         .count();
     assert_eq!(doc.as_array().unwrap().len(), frames);
     let ours = json_by_offset(&o.stdout, "chain-gcc-O2-nofp");
-    let mut oracle: std::collections::BTreeMap<String, Vec<String>> = Default::default();
-    for row in std::fs::read_to_string(dir.join("llvm-symbolizer.tsv"))
-        .unwrap()
-        .lines()
-        .filter(|l| !l.starts_with('#'))
-    {
-        let f: Vec<&str> = row.split('\t').collect();
-        let place = &f[4][..f[4].rfind(':').unwrap()];
-        oracle
-            .entry(f[1].to_string())
-            .or_default()
-            .push(format!("{} {place}", f[3]));
-    }
+    // Columns: frame, offset, address asked, function, file:line:column.
+    let oracle = tsv_by_offset(&dir.join("llvm-symbolizer.tsv"), |_| true, (1, 3, 4));
     assert_eq!(ours, oracle);
     assert!(oracle.len() >= 5);
 }

@@ -181,25 +181,16 @@ impl Context {
 /// `module+0xOFF` of the line: a function name may hold parentheses of its own
 /// (`foo(int (*)(int))`). Caller frames are printed already moved back into the call.
 fn sanitizer(line: &str) -> Option<Frame<'_>> {
-    let (open, close) = last_group(line, '(', ')', |inner| {
-        let plus = inner.rfind("+0x")?;
-        let module = &inner[..plus];
-        (!module.is_empty() && !module.starts_with("0x") && !module.ends_with(' ')).then_some(())?;
-        parse_hex(&inner[plus + 3..])
-    })?;
-    let hash = frame_number_before(line, open)?;
-    let inner = &line[open + 1..close];
-    let plus = inner.rfind("+0x")?;
-    let offset = parse_hex(&inner[plus + 3..])?;
-    let module = strip_arch(&inner[..plus]);
-    let has_pc = line[hash..open]
+    let t = token(line, SANITIZER)?;
+    let hash = frame_number_before(line, t.open)?;
+    let has_pc = line[hash..t.open]
         .split_whitespace()
         .nth(1)
         .is_some_and(|w| w.starts_with("0x") && parse_hex(&w[2..]).is_some());
     Some(Frame {
-        module,
-        build_id: build_id_after(line, close),
-        offset,
+        module: strip_arch(t.module),
+        build_id: build_id_after(line, t.close),
+        offset: t.offset,
         base: Base::Vaddr,
         pc: Pc::Exact,
         family: if has_pc {
@@ -207,7 +198,7 @@ fn sanitizer(line: &str) -> Option<Frame<'_>> {
         } else {
             Family::Other
         },
-        span: open..close + 1,
+        span: t.open..t.close + 1,
     })
 }
 
@@ -215,22 +206,9 @@ fn sanitizer(line: &str) -> Option<Frame<'_>> {
 /// stack: the offset is from the module's lowest mapped address (its load address, as
 /// the symbol file counts), and callers' addresses are return addresses.
 fn coredump(line: &str) -> Option<Frame<'_>> {
-    let (open, close) = last_group(line, '(', ')', |inner| {
-        let (module, offset) = inner.rsplit_once(" + 0x")?;
-        (!module.is_empty() && module != "n/a").then_some(())?;
-        parse_hex(offset)
-    })?;
-    let hash = frame_number_before(line, open)?;
-    let (module, offset) = line[open + 1..close].rsplit_once(" + 0x")?;
-    Some(Frame {
-        module,
-        build_id: None,
-        offset: parse_hex(offset)?,
-        base: Base::Load,
-        pc: caller_after_first(frame_number_at(line, hash)),
-        family: Family::Other,
-        span: open..close + 1,
-    })
+    let t = token(line, COREDUMP)?;
+    let hash = frame_number_before(line, t.open)?;
+    Some(t.frame(Base::Load, caller_after_first(frame_number_at(line, hash))))
 }
 
 /// `#00 pc 000000000004c7d0  /system/lib64/libc.so (abort+164) (BuildId: 0a1b…)`, from
@@ -404,24 +382,10 @@ fn apple(line: &str) -> Option<Frame<'_>> {
 /// problematic frame): the offset from the library's base. The first frame of a stack
 /// is where it stopped, the others return addresses: [`Context`] tells them apart.
 fn hotspot(line: &str) -> Option<Frame<'_>> {
-    let (open, close) = last_group(line, '[', ']', |inner| {
-        let (module, offset) = inner.rsplit_once("+0x")?;
-        // A library's file name (`libjvm.so`, `jvm.dll`): not `buf[len+0x10]`.
-        let plain = module.contains('.')
-            && !module.starts_with("0x")
-            && !module.contains(char::is_whitespace);
-        plain.then_some(())?;
-        parse_hex(offset)
-    })?;
-    let (module, offset) = line[open + 1..close].rsplit_once("+0x")?;
+    let frame = token(line, HOTSPOT)?.frame(Base::Load, Pc::Return);
     Some(Frame {
-        module,
-        build_id: None,
-        offset: parse_hex(offset)?,
-        base: Base::Load,
-        pc: Pc::Return,
         family: Family::Unnumbered,
-        span: open..close + 1,
+        ..frame
     })
 }
 
@@ -460,45 +424,18 @@ fn xorg(line: &str) -> Option<Frame<'_>> {
 /// Memory's older lists `0x7744adbf <ntdll.dll+0x3adbf> ntdll.dll!alloca_probe`: the
 /// offset from the module's base; callers' addresses are return addresses.
 fn dr_memory(line: &str) -> Option<Frame<'_>> {
-    let (open, close) = last_group(line, '<', '>', |inner| {
-        let (module, offset) = inner.rsplit_once("+0x")?;
-        (!module.is_empty() && !module.contains(char::is_whitespace)).then_some(())?;
-        parse_hex(offset)
-    })?;
-    let (module, offset) = line[open + 1..close].rsplit_once("+0x")?;
-    let number = line[..open]
+    let t = token(line, DR_MEMORY)?;
+    let number = line[..t.open]
         .rfind('#')
         .and_then(|h| frame_number_at(line, h));
-    Some(Frame {
-        module,
-        build_id: None,
-        offset: parse_hex(offset)?,
-        base: Base::Load,
-        pc: caller_after_first(number.or(Some(0))),
-        family: Family::Other,
-        span: open..close + 1,
-    })
+    Some(t.frame(Base::Load, caller_after_first(number.or(Some(0)))))
 }
 
 /// `#01: NS_DebugBreak[/usr/lib/firefox/libxul.so +0x1234567]`, as Gecko's
 /// `MozFormatCodeAddress` writes frames for `fix-stacks`: the offset from the library's
 /// base, looked up as given (as `fix-stacks` does).
 fn gecko(line: &str) -> Option<Frame<'_>> {
-    let (open, close) = last_group(line, '[', ']', |inner| {
-        let (module, offset) = inner.rsplit_once(" +0x")?;
-        (!module.is_empty()).then_some(())?;
-        parse_hex(offset)
-    })?;
-    let (module, offset) = line[open + 1..close].rsplit_once(" +0x")?;
-    Some(Frame {
-        module,
-        build_id: None,
-        offset: parse_hex(offset)?,
-        base: Base::Load,
-        pc: Pc::Exact,
-        family: Family::Other,
-        span: open..close + 1,
-    })
+    Some(token(line, GECKO)?.frame(Base::Load, Pc::Exact))
 }
 
 /// A line of glibc's `backtrace_symbols`, behind any prefix: `./app(+0x1234)
@@ -563,6 +500,100 @@ fn plain(line: &str) -> Option<Frame<'_>> {
         family: Family::Other,
         span: start..start + text.len(),
     })
+}
+
+/// A bracketed module-and-offset token: `open`, the module, `separator` and the
+/// hexadecimal offset, `close`; the module as `accept` takes it.
+struct Delimited {
+    open: char,
+    separator: &'static str,
+    close: char,
+    accept: fn(&str) -> bool,
+}
+
+/// `(module+0xOFF)`: any module but an address (the X server's `(0xBASE+0xOFF)`) or one
+/// that ends in a space (systemd-coredump's `(module + 0xOFF)`).
+const SANITIZER: Delimited = Delimited {
+    open: '(',
+    separator: "+0x",
+    close: ')',
+    accept: |m| !m.starts_with("0x") && !m.ends_with(' '),
+};
+
+/// `(module + 0xOFF)`, `n/a` being no module.
+const COREDUMP: Delimited = Delimited {
+    open: '(',
+    separator: " + 0x",
+    close: ')',
+    accept: |m| m != "n/a",
+};
+
+/// `<module+0xOFF>`, a module of one word.
+const DR_MEMORY: Delimited = Delimited {
+    open: '<',
+    separator: "+0x",
+    close: '>',
+    accept: |m| !m.contains(char::is_whitespace),
+};
+
+/// `[module +0xOFF]`.
+const GECKO: Delimited = Delimited {
+    open: '[',
+    separator: " +0x",
+    close: ']',
+    accept: |_| true,
+};
+
+/// `[library+0xOFF]`: a library's file name (`libjvm.so`, `jvm.dll`), not an address or
+/// an index (`buf[len+0x10]`).
+const HOTSPOT: Delimited = Delimited {
+    open: '[',
+    separator: "+0x",
+    close: ']',
+    accept: |m| m.contains('.') && !m.starts_with("0x") && !m.contains(char::is_whitespace),
+};
+
+/// A token found: its module, offset, and the byte offsets of its delimiters.
+struct Token<'a> {
+    module: &'a str,
+    offset: u64,
+    open: usize,
+    close: usize,
+}
+
+impl<'a> Token<'a> {
+    fn frame(&self, base: Base, pc: Pc) -> Frame<'a> {
+        Frame {
+            module: self.module,
+            build_id: None,
+            offset: self.offset,
+            base,
+            pc,
+            family: Family::Other,
+            span: self.open..self.close + 1,
+        }
+    }
+}
+
+/// The last token of `line` in `shape`.
+fn token(line: &str, shape: Delimited) -> Option<Token<'_>> {
+    let (open, close) = last_group(line, shape.open, shape.close, |inner| {
+        split_token(inner, &shape).map(|(_, offset)| offset)
+    })?;
+    let (module, offset) = split_token(&line[open + shape.open.len_utf8()..close], &shape)?;
+    Some(Token {
+        module,
+        offset,
+        open,
+        close,
+    })
+}
+
+/// The module and offset inside a token's delimiters, if it is one of `shape`.
+fn split_token<'a>(inner: &'a str, shape: &Delimited) -> Option<(&'a str, u64)> {
+    let (module, offset) = inner.rsplit_once(shape.separator)?;
+    let offset = parse_hex(offset)?;
+    (!module.is_empty() && (shape.accept)(module)).then_some((module, offset))
 }
 
 /// The last `open … close` group of `line` (no nested `close` inside) whose inside
