@@ -1,7 +1,7 @@
 //! Recognizing the frames in a crash report's text, line by line.
 //!
 //! One grammar serves every format: a frame is a *module-and-offset token* somewhere on
-//! the line, in one of a few shapes ([`SHAPES`]), each of which says what its offset
+//! the line, in one of a few shapes (`SHAPES`), each of which says what its offset
 //! counts from and whether a caller's address is still a return address. A new format
 //! is a new row there, not a new parser. What marks a line as a frame, not prose that
 //! happens to hold a `+0x`, is part of each shape: a frame number before it, the
