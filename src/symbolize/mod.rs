@@ -71,7 +71,7 @@ struct Module {
     /// Set when the symbols come from a local file found by name alone: the report
     /// gave no build ID to check it against. Its executable spans (virtual addresses)
     /// bound what it may answer.
-    unverified: Option<Unverified>,
+    unverified: Option<Arc<Unverified>>,
 }
 
 /// A file found by the name a report gives, with no build ID to check it by: a local
@@ -104,7 +104,7 @@ pub struct Symbolizer {
     loaded: HashMap<PathBuf, Option<Arc<SymFile<Bytes>>>>,
     /// Modules already warned of offsets past their symbol file's end, of resolution
     /// from an unidentified local file, of inline chains cut.
-    warned: HashSet<(Warned, String)>,
+    warned: HashMap<Warned, HashSet<String>>,
     /// Bytes of the symbol files read (for the output's bound).
     pub symbol_bytes: u64,
     /// What went wrong, once per module or file, for the report's end.
@@ -137,7 +137,7 @@ impl Symbolizer {
             sources,
             modules: HashMap::new(),
             loaded: HashMap::new(),
-            warned: HashSet::new(),
+            warned: HashMap::new(),
             symbol_bytes: 0,
         }
     }
@@ -278,7 +278,9 @@ impl Symbolizer {
 
     /// Says `what` of `module`, once per kind of warning and module.
     fn warn_once(&mut self, kind: Warned, module: &str, what: impl FnOnce() -> String) {
-        if self.warned.insert((kind, module.to_string())) {
+        let seen = self.warned.entry(kind).or_default();
+        // Asked first without allocating: most lookups are of modules warned of already.
+        if !seen.contains(module) && seen.insert(module.to_string()) {
             self.warnings
                 .push(format!("{}: {}", crate::for_terminal(module), what()));
         }
@@ -337,10 +339,10 @@ impl Symbolizer {
         Module {
             sym: self.loaded_or(&path, Self::dump),
             load_address: layout.as_ref().map(|l| l.load_address),
-            unverified: Some(Unverified {
+            unverified: Some(Arc::new(Unverified {
                 code: Some(layout.map_or_else(Vec::new, |l| l.code_spans).into()),
                 path,
-            }),
+            })),
         }
     }
 
@@ -358,7 +360,7 @@ impl Symbolizer {
                 .as_deref()
                 .and_then(sources::layout)
                 .map(|l| l.load_address),
-            unverified: Some(Unverified { code: None, path }),
+            unverified: Some(Arc::new(Unverified { code: None, path })),
         }
     }
 

@@ -132,9 +132,10 @@ pub struct SymFile<B> {
     indexed: std::sync::Mutex<Indexed>,
 }
 
-/// A function body at least this large is indexed on its first lookup, not read again
-/// for each: a report may name many addresses in one large function.
-const INDEX_FROM: usize = 256 << 10;
+/// A function body at most this large is indexed on its first lookup and the index
+/// kept (a report names many addresses in few functions); a larger one, whose index
+/// could take the whole budget, is read through for each lookup.
+const INDEX_UP_TO: usize = INDEX_BUDGET / 4;
 
 /// The most memory the indexed bodies of one file may take; the least recently used
 /// are dropped past it.
@@ -144,9 +145,35 @@ const INDEX_BUDGET: usize = 96 << 20;
 /// each was last used.
 #[derive(Default)]
 struct Indexed {
-    bodies: std::collections::HashMap<usize, (std::sync::Arc<Body>, u64)>,
+    // Keyed by position in `funcs`, not by anything the file chooses: FxHash serves.
+    bodies: rustc_hash::FxHashMap<usize, (std::sync::Arc<Body>, u64)>,
     bytes: usize,
     clock: u64,
+}
+
+/// What an entry of the index costs besides its records: the map's slot and the
+/// allocation's header, about.
+const INDEX_ENTRY: usize = 64;
+
+impl Indexed {
+    /// Drops the least recently used bodies until at most `bytes` are held: half the
+    /// budget at once, so that a run of many small functions sorts the map rarely.
+    fn evict_to(&mut self, bytes: usize) {
+        let mut by_use: Vec<(u64, usize)> = self
+            .bodies
+            .iter()
+            .map(|(&key, (_, used))| (*used, key))
+            .collect();
+        by_use.sort_unstable();
+        for (_, key) in by_use {
+            if self.bytes <= bytes {
+                break;
+            }
+            if let Some((gone, _)) = self.bodies.remove(&key) {
+                self.bytes -= gone.bytes() + INDEX_ENTRY;
+            }
+        }
+    }
 }
 
 /// A function's line records sorted by address, and its inline ranges by depth, then
@@ -359,7 +386,7 @@ impl<B: AsRef<[u8]>> SymFile<B> {
             cut.body = true;
             (None, Vec::new())
         } else {
-            let (line, chain, deeper) = if body.len() >= INDEX_FROM {
+            let (line, chain, deeper) = if body.len() <= INDEX_UP_TO {
                 self.indexed_body(f, body, max_depth).find(addr, max_depth)
             } else {
                 read_body(body, addr, max_depth)
@@ -420,19 +447,12 @@ impl<B: AsRef<[u8]>> SymFile<B> {
             body,
             max_depth.min(crate::symbolize::MAX_INLINE_DEPTH),
         ));
-        let size = b.bytes();
-        if size <= INDEX_BUDGET {
-            while cache.bytes + size > INDEX_BUDGET {
-                let Some((&old, _)) = cache.bodies.iter().min_by_key(|(_, (_, used))| *used) else {
-                    break;
-                };
-                if let Some((gone, _)) = cache.bodies.remove(&old) {
-                    cache.bytes -= gone.bytes();
-                }
-            }
-            cache.bytes += size;
-            cache.bodies.insert(key, (b.clone(), now));
+        let size = b.bytes() + INDEX_ENTRY;
+        if cache.bytes + size > INDEX_BUDGET {
+            cache.evict_to(INDEX_BUDGET / 2);
         }
+        cache.bytes += size;
+        cache.bodies.insert(key, (b.clone(), now));
         b
     }
 }
