@@ -73,10 +73,10 @@ const MAX_DAMAGE: usize = 20;
 
 /// The most FUNC and PUBLIC records indexed: the largest real symbol files (Chromium's,
 /// Firefox's libxul) hold a few million.
-pub const MAX_SYMBOLS: usize = 8 << 20;
+pub const MAX_SYMBOLS: usize = 4 << 20;
 
 /// The most FILE and INLINE_ORIGIN records indexed, likewise.
-pub const MAX_NAMES: usize = 8 << 20;
+pub const MAX_NAMES: usize = 4 << 20;
 
 /// The most bytes of line and INLINE records one function's lookup reads: the largest
 /// real functions' take a few MiB.
@@ -130,6 +130,11 @@ pub struct SymFile<B> {
     end: u64,
     /// Large functions' records, indexed when first looked up.
     indexed: std::sync::Mutex<Indexed>,
+    /// Drops a part of `data` that was read from memory (a map's pages), so that bodies
+    /// read for lookups do not add up to the file's size.
+    release: fn(&B, &[u8]),
+    /// Bytes of bodies read since the file's pages were last released.
+    read_since_release: std::sync::atomic::AtomicUsize,
 }
 
 /// A function body at most this large is indexed on its first lookup and the index
@@ -137,9 +142,14 @@ pub struct SymFile<B> {
 /// could take the whole budget, is read through for each lookup.
 const INDEX_UP_TO: usize = INDEX_BUDGET / 4;
 
+/// A function body smaller than this is read through on each lookup: a few records,
+/// cheaper to read again than to keep an index entry for (a file of millions of small
+/// functions would fill the budget with entries).
+const INDEX_FROM: usize = 256;
+
 /// The most memory the indexed bodies of one file may take; the least recently used
 /// are dropped past it.
-const INDEX_BUDGET: usize = 96 << 20;
+const INDEX_BUDGET: usize = 160 << 20;
 
 /// Function bodies indexed for lookups, by function (its index in `funcs`), with when
 /// each was last used.
@@ -153,7 +163,7 @@ struct Indexed {
 
 /// What an entry of the index costs besides its records: the map's slot and the
 /// allocation's header, about.
-const INDEX_ENTRY: usize = 64;
+const INDEX_ENTRY: usize = 160;
 
 impl Indexed {
     /// Drops the least recently used bodies until at most `bytes` are held: half the
@@ -247,7 +257,7 @@ impl<B: AsRef<[u8]>> SymFile<B> {
 
     /// [`SymFile::parse`], calling `release` on each part of `data` read (to drop a
     /// map's pages from memory: names are read again from it when asked for).
-    pub fn parse_releasing(data: B, release: impl Fn(&B, &[u8])) -> SymFile<B> {
+    pub fn parse_releasing(data: B, release: fn(&B, &[u8])) -> SymFile<B> {
         let mut reader = Reader::default();
         reader.read(data.as_ref(), |part| release(&data, part));
         let Reader {
@@ -289,6 +299,8 @@ impl<B: AsRef<[u8]>> SymFile<B> {
             damaged,
             end,
             indexed: Default::default(),
+            release,
+            read_since_release: Default::default(),
         }
     }
 
@@ -386,9 +398,10 @@ impl<B: AsRef<[u8]>> SymFile<B> {
             cut.body = true;
             (None, Vec::new())
         } else {
-            let (line, chain, deeper) = if body.len() <= INDEX_UP_TO {
+            let (line, chain, deeper) = if (INDEX_FROM..=INDEX_UP_TO).contains(&body.len()) {
                 self.indexed_body(f, body, max_depth).find(addr, max_depth)
             } else {
+                self.read_through(body.len());
                 read_body(body, addr, max_depth)
             };
             cut.depth = deeper;
@@ -428,6 +441,17 @@ impl<B: AsRef<[u8]>> SymFile<B> {
 }
 
 impl<B: AsRef<[u8]>> SymFile<B> {
+    /// Counts `bytes` of bodies read, and past [`RELEASE_EVERY`] releases the whole
+    /// file's pages: what lookups touched is read again from the file if needed.
+    fn read_through(&self, bytes: usize) {
+        use std::sync::atomic::Ordering;
+        let read = self.read_since_release.fetch_add(bytes, Ordering::Relaxed) + bytes;
+        if read >= RELEASE_EVERY {
+            self.read_since_release.store(0, Ordering::Relaxed);
+            (self.release)(&self.data, self.data.as_ref());
+        }
+    }
+
     /// `f`'s body indexed: from the cache, else indexed now (and cached while the
     /// budget allows, dropping the least recently used).
     fn indexed_body(&self, f: &Func, body: &[u8], max_depth: usize) -> std::sync::Arc<Body> {
@@ -447,6 +471,7 @@ impl<B: AsRef<[u8]>> SymFile<B> {
             body,
             max_depth.min(crate::symbolize::MAX_INLINE_DEPTH),
         ));
+        self.read_through(body.len());
         let size = b.bytes() + INDEX_ENTRY;
         if cache.bytes + size > INDEX_BUDGET {
             cache.evict_to(INDEX_BUDGET / 2);
@@ -821,24 +846,37 @@ impl Fields<'_> {
         }
     }
 
+    // Digits are read as bytes: going through `str` first checked each word for UTF-8,
+    // a seventh of a lookup's time.
     fn hex(&mut self) -> Result<u64, &'static str> {
         let w = self.word();
         if w.is_empty() || w.len() > 16 {
             return Err("a missing or malformed hexadecimal field");
         }
-        let s = std::str::from_utf8(w).map_err(|_| "a malformed hexadecimal field")?;
-        u64::from_str_radix(s, 16).map_err(|_| "a malformed hexadecimal field")
+        w.iter().try_fold(0u64, |v, &b| {
+            let digit = match b {
+                b'0'..=b'9' => b - b'0',
+                b'a'..=b'f' => b - b'a' + 10,
+                b'A'..=b'F' => b - b'A' + 10,
+                _ => return Err("a malformed hexadecimal field"),
+            };
+            Ok(v << 4 | u64::from(digit))
+        })
     }
 
     fn dec(&mut self) -> Result<u64, &'static str> {
         let w = self.word();
-        if w.is_empty() || w.len() > 20 || !w.iter().all(u8::is_ascii_digit) {
+        if w.is_empty() || w.len() > 20 {
             return Err("a missing or malformed decimal field");
         }
-        std::str::from_utf8(w)
-            .ok()
-            .and_then(|s| s.parse().ok())
-            .ok_or("a malformed decimal field")
+        w.iter().try_fold(0u64, |v, &b| {
+            if !b.is_ascii_digit() {
+                return Err("a missing or malformed decimal field");
+            }
+            v.checked_mul(10)
+                .and_then(|v| v.checked_add(u64::from(b - b'0')))
+                .ok_or("a malformed decimal field")
+        })
     }
 
     fn dec32(&mut self) -> Result<u32, &'static str> {
