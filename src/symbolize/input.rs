@@ -281,15 +281,7 @@ fn graphene(line: &str) -> Option<Frame<'_>> {
     if !module.starts_with('/') || module.contains(char::is_whitespace) {
         return None;
     }
-    Some(Frame {
-        module,
-        build_id: None,
-        offset,
-        base: Base::Vaddr,
-        pc: Pc::Exact,
-        family: Family::Other,
-        span: start..open,
-    })
+    Some(module_frame(line, module, offset, Base::Vaddr, Pc::Exact))
 }
 
 /// ` 1  libxul.so + 0x1234567`, a frame of Breakpad's `minidump_stackwalk` or
@@ -333,16 +325,8 @@ fn stackwalker_machine(line: &str) -> Option<Frame<'_>> {
     if module.is_empty() {
         return None;
     }
-    let start = thread.len() + number.to_string().len() + 2;
-    Some(Frame {
-        module,
-        build_id: None,
-        offset,
-        base: Base::Load,
-        pc: caller_after_first(Some(number)),
-        family: Family::Other,
-        span: start..start + module.len(),
-    })
+    let pc = caller_after_first(Some(number));
+    Some(module_frame(line, module, offset, Base::Load, pc))
 }
 
 /// `2   Electron Framework    0x000000010b6c9b53 0x10b3a4000 + 3300179`, a frame of
@@ -365,16 +349,8 @@ fn apple(line: &str) -> Option<Frame<'_>> {
     if module.is_empty() {
         return None;
     }
-    let start = module.as_ptr() as usize - line.as_ptr() as usize;
-    Some(Frame {
-        module,
-        build_id: None,
-        offset,
-        base: Base::Load,
-        pc: caller_after_first(Some(number)),
-        family: Family::Other,
-        span: start..start + module.len(),
-    })
+    let pc = caller_after_first(Some(number));
+    Some(module_frame(line, module, offset, Base::Load, pc))
 }
 
 /// `C  [libjvm.so+0xb0c3ad]  VMError::report_and_die()+0x4d`, a native frame of a Java
@@ -408,16 +384,8 @@ fn xorg(line: &str) -> Option<Frame<'_>> {
     if module.is_empty() {
         return None;
     }
-    let module_at = open - module.len();
-    Some(Frame {
-        module,
-        build_id: None,
-        offset,
-        base: Base::Load,
-        pc: caller_after_first(Some(number)),
-        family: Family::Other,
-        span: module_at..open,
-    })
+    let pc = caller_after_first(Some(number));
+    Some(module_frame(line, module, offset, Base::Load, pc))
 }
 
 /// `# 2 MSXML3.dll!DllMain   +0x2e73   (0x7499ef9a <MSXML3.dll+0x1ef9a>)`, or in Dr.
@@ -640,6 +608,20 @@ fn frame_number_at(line: &str, hash: usize) -> Option<u64> {
         return None;
     }
     rest[..digits].parse().ok()
+}
+
+/// A frame whose span is its `module`, a part of `line`.
+fn module_frame<'a>(line: &'a str, module: &'a str, offset: u64, base: Base, pc: Pc) -> Frame<'a> {
+    let start = module.as_ptr() as usize - line.as_ptr() as usize;
+    Frame {
+        module,
+        build_id: None,
+        offset,
+        base,
+        pc,
+        family: Family::Other,
+        span: start..start + module.len(),
+    }
 }
 
 /// Frame 0 is where the thread stopped; the others are return addresses.
