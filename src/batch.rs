@@ -16,7 +16,7 @@ use crate::byid::ById;
 use crate::error::{Warning, WarningKind, Warnings};
 use crate::output::AtomicFile;
 use crate::shard::Shard;
-use crate::upload::{Sent, SymbolFile, Uploader};
+use crate::upload::{Remote, Sent, SymbolFile, Uploader};
 use crate::{Dump, Options, tree};
 
 /// Where a symbol file goes.
@@ -68,6 +68,8 @@ pub struct Batch<'a> {
     /// count.
     pub verbose: bool,
     pub report: &'a dyn Report,
+    /// `--skip-existing` with a server to ask: modules it has are not dumped.
+    pub remote: Option<&'a Remote>,
 }
 
 /// What a batch into a store did.
@@ -85,6 +87,8 @@ enum Stored {
     Dumped(Vec<PathBuf>),
     /// Its symbol file was already in the store (`--skip-existing`).
     Existing,
+    /// A server said it has the symbol file (`--skip-existing` with a server to ask).
+    OnServer,
     /// Another shard's (`--shard`).
     OtherShard,
     /// Asked for by id and not on any server: what.
@@ -135,6 +139,9 @@ impl Batch<'_> {
     /// and written into `store`, rows in parallel as [`Batch::store`] runs files.
     pub fn missing(&self, rows: &[ById], store: &Path, skip_existing: bool) -> Summary {
         let started = Instant::now();
+        // Another shard's rows are counted, not walked through the workers one by one.
+        let (rows, elsewhere): (Vec<&ById>, Vec<&ById>) =
+            rows.iter().partition(|row| self.in_shard(row));
         self.report.progress(Progress::Start { files: rows.len() });
         let _names = (rows.len() > 1).then(crate::demangle::across::scope);
         let outcomes = crate::workers::run(self.opts.jobs, || {
@@ -144,7 +151,9 @@ impl Batch<'_> {
                     .par_iter()
                     .map(|row| {
                         self.report.progress(Progress::File(Path::new(&row.file)));
-                        let outcome = self.store_by_id(store, row, skip_existing);
+                        let outcome = contained(self.report, &row.file, || {
+                            self.store_by_id(store, row, skip_existing)
+                        });
                         self.report.progress(Progress::Done);
                         outcome
                     })
@@ -154,7 +163,8 @@ impl Batch<'_> {
             outcomes
         });
         self.report.progress(Progress::Finish);
-        let outcomes = outcomes.unwrap_or_else(|e| vec![Stored::Failed(e)]);
+        let mut outcomes = outcomes.unwrap_or_else(|e| vec![Stored::Failed(e)]);
+        outcomes.extend(elsewhere.iter().map(|_| Stored::OtherShard));
         let summary = self.summarize(outcomes, &[], started);
         for m in &summary.failures {
             self.report.error(&format!("failed: {m}"));
@@ -162,14 +172,18 @@ impl Batch<'_> {
         summary
     }
 
+    /// Whether a row of a missing-symbols list is this shard's (a row whose store id is
+    /// not known before fetching is every shard's: it cannot be split by it).
+    fn in_shard(&self, row: &ById) -> bool {
+        match (self.shard, row.store_debug_id()) {
+            (Some(shard), Some(id)) => shard.takes(&row.file, &id),
+            _ => true,
+        }
+    }
+
     /// One row of a missing-symbols list.
     fn store_by_id(&self, store: &Path, row: &ById, skip_existing: bool) -> Stored {
         let debug_id = row.store_debug_id();
-        if let (Some(shard), Some(id)) = (self.shard, &debug_id)
-            && !shard.takes(&row.file, id)
-        {
-            return Stored::OtherShard;
-        }
         if skip_existing
             && let Some(id) = &debug_id
             && crate::untrusted::path_component(&row.file, "module name").is_ok()
@@ -179,6 +193,14 @@ impl Batch<'_> {
                 .is_file()
         {
             return Stored::Existing;
+        }
+        if skip_existing
+            && let (Some(remote), Some(id)) = (self.remote, &debug_id)
+            && remote.has(&row.file, id, &|m| {
+                self.report.error(&format!("warning: {m}"))
+            })
+        {
+            return Stored::OnServer;
         }
         let to = Destination::Store(store.to_path_buf());
         match self.by_id(row, &to) {
@@ -237,7 +259,11 @@ impl Batch<'_> {
                                     rank: i,
                                     first_wins: skip_existing,
                                 };
-                                let one = || self.store_one(store, file, walked(file), &claim);
+                                let one = || {
+                                    contained(self.report, &file.display().to_string(), || {
+                                        self.store_one(store, file, walked(file), &claim)
+                                    })
+                                };
                                 let outcome = match &own {
                                     Some(pool) => pool.install(one),
                                     None => crate::workers::run(self.opts.jobs, one)
@@ -283,6 +309,7 @@ impl Batch<'_> {
         let count = |f: fn(&Stored) -> bool| outcomes.iter().filter(|o| f(o)).count();
         let dumped = count(|o| matches!(o, Stored::Dumped(_)));
         let existing = count(|o| matches!(o, Stored::Existing));
+        let on_server = count(|o| matches!(o, Stored::OnServer));
         let companions = count(|o| matches!(o, Stored::Companion));
         let elsewhere = count(|o| matches!(o, Stored::OtherShard));
         let not_found = count(|o| matches!(o, Stored::NotFound(_)));
@@ -292,7 +319,11 @@ impl Batch<'_> {
                 Stored::Dumped(paths) => summary.written.extend(paths),
                 Stored::Failed(m) => summary.failures.push(m),
                 Stored::NotFound(m) => self.report.note(&format!("not on any server: {m}")),
-                Stored::Existing | Stored::Companion | Stored::NotObject | Stored::OtherShard => {}
+                Stored::Existing
+                | Stored::OnServer
+                | Stored::Companion
+                | Stored::NotObject
+                | Stored::OtherShard => {}
             }
         }
         for (dir, e) in unreadable {
@@ -308,9 +339,13 @@ impl Batch<'_> {
             Some(shard) => format!(", {elsewhere} left to the other shards (this is {shard})"),
             None => String::new(),
         };
+        let server = match self.remote {
+            Some(_) => format!(", {on_server} already on the server"),
+            None => String::new(),
+        };
         self.report.note(&format!(
-            "{dumped} dumped{absent}, {} skipped ({existing} already in the store, {companions} not modules of their own){shard}, {} failed, in {:.1} s",
-            existing + companions,
+            "{dumped} dumped{absent}, {} skipped ({existing} already in the store{server}, {companions} not modules of their own){shard}, {} failed, in {:.1} s",
+            existing + on_server + companions,
             summary.failures.len(),
             started.elapsed().as_secs_f64()
         ));
@@ -330,12 +365,17 @@ impl Batch<'_> {
                 return Stored::OtherShard;
             }
         }
-        if claim.first_wins
-            && variants
+        if claim.first_wins {
+            let found: Vec<Found> = variants
                 .iter()
-                .all(|o| already_stored(o, store, file, claim))
-        {
-            return Stored::Existing;
+                .map(|o| self.already_there(o, store, file, claim))
+                .collect();
+            if found.iter().all(|f| *f == Found::InStore) {
+                return Stored::Existing;
+            }
+            if found.iter().all(|f| *f != Found::Nowhere) {
+                return Stored::OnServer;
+            }
         }
         let to = Destination::Store(store.to_path_buf());
         let mut written = Vec::new();
@@ -349,6 +389,37 @@ impl Batch<'_> {
                 self.report.error(&format!("error: {m}"));
                 Stored::Failed(m)
             }
+        }
+    }
+
+    /// Where the symbol file of `file` (as `opts` dumps it) already is: in `store`, on
+    /// the server asked, or nowhere. Only its headers are read for that. A file in the
+    /// store that an input of this run wrote does not count: that input and this one are
+    /// the same module, and the claim rule picks which of them stays, whichever
+    /// finished first.
+    fn already_there(&self, opts: &Options, store: &Path, file: &Path, claim: &Claim) -> Found {
+        let header = Options {
+            header_only: true,
+            ..opts.clone()
+        };
+        let Ok(module) = crate::dump(file, &header).map(|d| d.module) else {
+            return Found::Nowhere;
+        };
+        let Ok(path) = crate::store_path(store, &module) else {
+            return Found::Nowhere;
+        };
+        let claimed = claim
+            .claims
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .contains_key(&path);
+        if path.is_file() && !claimed {
+            return Found::InStore;
+        }
+        let tell = |m: &str| self.report.error(&format!("warning: {m}"));
+        match self.remote {
+            Some(remote) if remote.has(&module.name, &module.debug_id, &tell) => Found::OnServer,
+            _ => Found::Nowhere,
         }
     }
 
@@ -407,6 +478,11 @@ impl Batch<'_> {
             .filter(|w| w.kind == WarningKind::Server)
         {
             self.report.error(&format!("warning: {shown}: {problem}"));
+        }
+        if let Some(why) = &dump.no_stack_records {
+            self.report.error(&format!(
+                "{shown}: no STACK records (stack walkers cannot unwind through it): {why}"
+            ));
         }
         let Some(search) = &dump.no_debug_info else {
             return;
@@ -545,6 +621,32 @@ impl Batch<'_> {
     }
 }
 
+/// Where a module's symbol file already is, for `--skip-existing`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Found {
+    InStore,
+    OnServer,
+    Nowhere,
+}
+
+/// A panic in one input's dump fails that input, not the batch: the other inputs are
+/// still done, and the summary still told.
+fn contained(report: &dyn Report, what: &str, dump: impl FnOnce() -> Stored) -> Stored {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(dump)) {
+        Ok(stored) => stored,
+        Err(payload) => {
+            let why = payload
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_default();
+            let m = format!("{what}: internal error (a bug in dumpsyms: please report it): {why}");
+            report.error(&format!("error: {m}"));
+            Stored::Failed(m)
+        }
+    }
+}
+
 /// The dumps one file makes: one per slice of a universal Mach-O (unless `--arch` picks
 /// one), else one.
 fn slices(opts: &Options, file: &Path) -> Vec<Options> {
@@ -572,25 +674,6 @@ fn in_shard(shard: Shard, opts: &Options, file: &Path) -> bool {
         Ok(d) => shard.takes(&d.module.name, &d.module.debug_id),
         Err(_) => shard.takes(&file.to_string_lossy(), ""),
     }
-}
-
-/// Whether the symbol file `opts` would write for `file` is already in `store`.
-/// Whether `file`'s symbol file was in the store before this run. One that an input of
-/// this run wrote is not: that input and this one are the same module, and the claim
-/// rule picks which of them stays, whichever finished first.
-fn already_stored(opts: &Options, store: &Path, file: &Path, claim: &Claim) -> bool {
-    let header = Options {
-        header_only: true,
-        ..opts.clone()
-    };
-    let path = crate::dump(file, &header)
-        .ok()
-        .and_then(|d| crate::store_path(store, &d.module).ok());
-    let Some(path) = path else {
-        return false;
-    };
-    let claims = claim.claims.lock().unwrap_or_else(|e| e.into_inner());
-    path.is_file() && !claims.contains_key(&path)
 }
 
 /// An input's claim to the store paths it writes in a store run. Inputs that are the
@@ -667,5 +750,24 @@ mod tests {
         let _ = std::fs::remove_dir_all(&dir);
         assert_eq!(order, vec![1, 3, 4, 0, 2, 5]);
         assert!(largest_first(&[]).is_empty());
+    }
+
+    struct Lines(Mutex<Vec<String>>);
+
+    impl Report for Lines {
+        fn error(&self, line: &str) {
+            self.0.lock().unwrap().push(line.to_string());
+        }
+        fn note(&self, _: &str) {}
+    }
+
+    #[test]
+    fn a_panic_fails_its_input_only() {
+        let lines = Lines(Mutex::new(Vec::new()));
+        let failed = contained(&lines, "m.so", || panic!("boom"));
+        assert!(matches!(&failed, Stored::Failed(m) if m.contains("m.so") && m.contains("boom")));
+        let fine = contained(&lines, "n.so", || Stored::Existing);
+        assert!(matches!(fine, Stored::Existing));
+        assert_eq!(lines.0.lock().unwrap().len(), 1);
     }
 }

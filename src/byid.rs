@@ -9,7 +9,7 @@ use crate::Options;
 use crate::fetch::Fetched;
 
 /// A module as a crash report or a missing-symbols list names it.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
 pub struct ById {
     /// The debug file (`ntdll.pdb`) or, for ELF, the module's file name (`libc.so.6`).
     pub file: String,

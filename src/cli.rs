@@ -91,6 +91,13 @@ pub struct Cli {
         requires = "upload"
     )]
     upload_protocol: dumpsyms::upload::Protocol,
+    /// Files (Tecken: zips) uploaded at once [default: 4]
+    #[arg(long = "upload-jobs", value_name = "N", requires = "upload", value_parser = clap::value_parser!(u16).range(1..=64))]
+    upload_jobs: Option<u16>,
+    /// Give up on the upload server, for the rest of the run, after it takes or answers
+    /// nothing for SECS seconds [default: 60]
+    #[arg(long = "upload-timeout", value_name = "SECS", requires = "upload", value_parser = clap::value_parser!(u64).range(1..))]
+    upload_timeout: Option<u64>,
     /// With --store: fetch, dump and store every module of a missing-symbols list
     /// (Socorro's CSV, debug_file,debug_id,code_file,code_id, or those four fields per
     /// line) instead of PATHs
@@ -102,9 +109,16 @@ pub struct Cli {
         value_hint = ValueHint::FilePath
     )]
     missing: Option<PathBuf>,
-    /// With --store: leave inputs whose symbol file is already in the store alone
+    /// With --store: leave inputs whose symbol file is already in the store alone, or
+    /// (asked before dumping, by the headers' identity) on the sym-upload-v2 server of
+    /// --upload or a server of --symbols-url
     #[arg(long = "skip-existing", requires = "store")]
     skip_existing: bool,
+    /// With --skip-existing: a symbol server's download URL (Tecken's, or a store served
+    /// over HTTP), asked with a HEAD of <name>/<id>/<name>.sym whether it has a module
+    /// already; repeatable
+    #[arg(long = "symbols-url", value_name = "URL", requires = "skip_existing", value_hint = ValueHint::Url)]
+    symbols_urls: Vec<String>,
     /// With --store: write only shard K of N (K from 1; auto/N takes K from
     /// JOB_COMPLETION_INDEX + 1), by module name and debug id, so that N runs split the
     /// work and together write what one run writes
@@ -304,6 +318,8 @@ pub struct Run {
     pub opts: Options,
     pub shard: Option<Shard>,
     pub uploader: Option<Uploader>,
+    /// `--skip-existing`'s servers to ask.
+    pub remote: Option<dumpsyms::upload::Remote>,
     pub verbose: bool,
     pub quiet: bool,
 }
@@ -339,11 +355,16 @@ impl Cli {
         };
         let mode = self.mode()?;
         let opts = self.options(symbol_path);
+        let remote = self
+            .skip_existing
+            .then(|| dumpsyms::upload::Remote::new(uploader.as_ref(), &self.symbols_urls))
+            .flatten();
         Ok(Run {
             mode,
             opts,
             shard: self.shard,
             uploader,
+            remote,
             verbose: self.verbose,
             quiet: self.quiet,
         })
@@ -365,6 +386,7 @@ impl Cli {
             opts: Options::default(),
             shard: None,
             uploader: None,
+            remote: None,
             verbose: false,
             quiet: true,
         }
@@ -514,8 +536,13 @@ impl Cli {
                 "--upload sends the files written: use it with --store or --output".into(),
             ));
         }
-        Uploader::new(url, self.upload_protocol)
-            .map(Some)
-            .map_err(usage)
+        let mut uploader = Uploader::new(url, self.upload_protocol).map_err(usage)?;
+        if let Some(n) = self.upload_jobs {
+            uploader.jobs = n.into();
+        }
+        if let Some(t) = self.upload_timeout {
+            uploader.timeout = Duration::from_secs(t);
+        }
+        Ok(Some(uploader))
     }
 }

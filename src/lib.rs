@@ -134,6 +134,9 @@ pub struct Dump {
     /// Set when the binary has no DWARF and no debug file was found: where it was
     /// looked for. Not a problem in the file, so not among the warnings.
     pub no_debug_info: Option<locate::Search>,
+    /// Set when STACK records were asked for and the input has none to give: why, and
+    /// what to dump instead. Not a problem in the file, so not among the warnings.
+    pub no_stack_records: Option<String>,
 }
 
 /// The architectures in `path`: a universal Mach-O's slices, else its one.

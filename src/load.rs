@@ -34,6 +34,16 @@ enum Bytes {
     Owned(Vec<u8>),
 }
 
+/// `path` opened for reading without blocking: a FIFO with no writer opens at once (and
+/// its metadata then says what it is) instead of holding the run forever.
+pub(crate) fn open_nonblocking(path: &Path) -> std::io::Result<std::fs::File> {
+    std::os::unix::fs::OpenOptionsExt::custom_flags(
+        std::fs::OpenOptions::new().read(true),
+        libc::O_NONBLOCK,
+    )
+    .open(path)
+}
+
 impl Input {
     /// Opens and maps `path`.
     pub fn open(path: &Path) -> Result<Input, Error> {
@@ -58,12 +68,7 @@ impl Input {
         }
         // Non-blocking, and asked again of what was opened: the path may have become a
         // FIFO since it was looked at (a tree being rewritten while it is walked).
-        let file = std::os::unix::fs::OpenOptionsExt::custom_flags(
-            std::fs::OpenOptions::new().read(true),
-            libc::O_NONBLOCK,
-        )
-        .open(path)
-        .map_err(io)?;
+        let file = open_nonblocking(path).map_err(io)?;
         let meta = file.metadata().map_err(io)?;
         if !meta.is_file() {
             return Err(Error::new(

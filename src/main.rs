@@ -59,6 +59,7 @@ fn main() -> ExitCode {
         shard: run.shard,
         verbose: run.verbose,
         report: &stderr,
+        remote: run.remote.as_ref(),
     };
     let ok = match &run.mode {
         Mode::Completions(shell) => describe::print(|out| describe::completions(*shell, out)),
@@ -106,10 +107,10 @@ fn missing(
     store: &std::path::Path,
     skip_existing: bool,
 ) -> bool {
-    let text = match std::fs::read_to_string(list) {
+    let text = match dumpsyms::missing::read(list) {
         Ok(text) => text,
         Err(e) => {
-            say(&format!("dumpsyms: error: {}: {e}", list.display()));
+            say(&format!("dumpsyms: error: {e}"));
             return false;
         }
     };

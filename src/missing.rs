@@ -3,6 +3,8 @@
 //! `debug_file,debug_id,code_file,code_id`, further columns ignored) or as plain lines of
 //! those four fields separated by white space.
 
+use std::path::Path;
+
 use crate::byid::ById;
 
 /// One row of a list that cannot be used, by its line number (from 1).
@@ -10,6 +12,34 @@ use crate::byid::ById;
 pub struct BadRow {
     pub line: usize,
     pub problem: String,
+}
+
+/// The largest list read: about 1.8M rows of Socorro's (a day's list holds thousands).
+pub const MAX_LIST: u64 = 128 << 20;
+
+/// The text of the list at `path`: a regular file of at most [`MAX_LIST`] bytes (a
+/// device or a FIFO is refused at once, as tree inputs are, rather than read forever).
+pub fn read(path: &Path) -> Result<String, String> {
+    let fail = |e: std::io::Error| format!("{}: {e}", path.display());
+    let file = crate::load::open_nonblocking(path).map_err(fail)?;
+    let meta = file.metadata().map_err(fail)?;
+    if !meta.is_file() {
+        return Err(format!(
+            "{}: not a regular file (a list is read from a file)",
+            path.display()
+        ));
+    }
+    if meta.len() > MAX_LIST {
+        return Err(format!(
+            "{}: {} bytes, over the limit of {MAX_LIST} bytes for a list",
+            path.display(),
+            meta.len()
+        ));
+    }
+    let mut text = String::new();
+    std::io::Read::read_to_string(&mut std::io::Read::take(file, MAX_LIST), &mut text)
+        .map_err(fail)?;
+    Ok(text)
 }
 
 /// The modules of a list, in its order, each once; and the rows that could not be read.
@@ -38,15 +68,25 @@ pub fn parse(text: &str) -> (Vec<ById>, Vec<BadRow>) {
             continue;
         }
         match columns.unwrap_or_default().row(&fields) {
-            Ok(row) if !rows.contains(&row) => rows.push(row),
-            Ok(_) => {}
+            Ok(row) => rows.push(row),
             Err(problem) => bad.push(BadRow {
                 line: n + 1,
                 problem,
             }),
         }
     }
-    (rows, bad)
+    (first_of_each(rows), bad)
+}
+
+/// `rows` without repeats, in order: a row is kept where it first appears.
+fn first_of_each(rows: Vec<ById>) -> Vec<ById> {
+    let mut seen = std::collections::HashSet::with_capacity(rows.len());
+    let first: Vec<bool> = rows.iter().map(|row| seen.insert(row)).collect();
+    drop(seen);
+    rows.into_iter()
+        .zip(first)
+        .filter_map(|(row, first)| first.then_some(row))
+        .collect()
 }
 
 /// Where the four fields are: a header may order them otherwise and add others.

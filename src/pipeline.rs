@@ -40,7 +40,7 @@ pub(crate) fn dump_input(input: &Input, opts: &Options, on_disk: bool) -> Result
         return pe_dump(&obj, identity, opts, on_disk, warnings);
     }
     let read = read_object(&obj, identity, opts, &mut warnings, on_disk)?;
-    finish(read, opts, warnings)
+    finish(&obj, read, opts, warnings)
 }
 
 /// `-o`, `-b` and `-n` over what the file says. (`-n` for a PE names the module, which
@@ -68,6 +68,7 @@ fn header_dump(identity: Identity, opts: &Options, warnings: Warnings) -> Dump {
         warnings,
         debug_file: None,
         no_debug_info: None,
+        no_stack_records: None,
     }
 }
 
@@ -83,17 +84,56 @@ struct ObjectRead {
 }
 
 /// Builds the module from what was read; the debug file must still be whole.
-fn finish(read: ObjectRead, opts: &Options, mut warnings: Warnings) -> Result<Dump, Error> {
+fn finish(
+    obj: &Object,
+    read: ObjectRead,
+    opts: &Options,
+    mut warnings: Warnings,
+) -> Result<Dump, Error> {
     let module = build(read.sources, opts, &mut warnings);
     warnings.extend(read.cfi_warnings);
     if let Some(d) = &read.debug {
         d.input.intact()?;
     }
+    let no_stack_records = (opts.cfi && !module.has_stack_records())
+        .then(|| object_without_unwind(obj, &module))
+        .flatten();
     Ok(Dump {
         module,
         warnings,
         debug_file: read.debug.map(|d| d.path),
         no_debug_info: read.no_debug_info,
+        no_stack_records,
+    })
+}
+
+/// Why an object file gave no STACK records, and what to dump instead; `None` when it
+/// has no code to unwind. (Dumps of debug files and dSYMs were uploaded without CFI, and
+/// found out only when crashes did not unwind.)
+fn object_without_unwind(obj: &Object, module: &Module) -> Option<String> {
+    use object::{Object as _, ObjectSection as _};
+    if crate::tree::is_dsym(obj.data) {
+        return Some(
+            "a dSYM holds no unwind tables (__unwind_info and __eh_frame stay in the binary): \
+             dump the binary, which finds its dSYM beside it"
+                .into(),
+        );
+    }
+    let has_code = obj.file.sections().any(|s| {
+        s.kind() == object::SectionKind::Text && s.file_range().is_some_and(|(_, size)| size > 0)
+    });
+    if !has_code {
+        return Some(
+            "a debug-only file (objcopy --only-keep-debug) keeps no unwind tables' bytes \
+             (its .eh_frame is empty): dump the binary it belongs to, which finds it by build \
+             ID, debug link or --debug-dir"
+                .into(),
+        );
+    }
+    (!module.functions.is_empty() || !module.publics.is_empty()).then(|| {
+        "the binary has no unwind tables (.eh_frame, .debug_frame, __unwind_info, .ARM.exidx \
+         or .pdata) covering its code: it was built without them"
+            .into()
     })
 }
 
@@ -296,7 +336,7 @@ fn pe_dump(
         read.no_debug_info = Some(search);
     }
     read.sources.exports = symbols::pe_exports(obj);
-    finish(read, opts, warnings)
+    finish(obj, read, opts, warnings)
 }
 
 /// A PE with its PDB: records from the PDB, STACK CFI from the image.
@@ -319,6 +359,7 @@ fn pe_with_pdb(
         warnings,
         debug_file: Some(pdb_input.path().to_path_buf()),
         no_debug_info: None,
+        no_stack_records: None,
     })
 }
 
@@ -346,11 +387,22 @@ fn pdb_dump(input: &Input, opts: &Options, on_disk: bool) -> Result<Dump, Error>
     let mut warnings = Warnings::default();
     let sources = pdb_sources(input, identity, opts, &mut warnings)?;
     let module = build(sources, opts, &mut warnings);
+    let no_stack_records = (opts.cfi && !module.has_stack_records()).then(|| {
+        let stem = input.path().with_extension("");
+        format!(
+            "a PDB holds no unwind tables (they are the image's .pdata), and no image of \
+             this build was found beside it (looked for {}.exe, .dll, .sys, .ocx, .drv and \
+             .efi): give the image after the PDB, or dump the image, or use --code-id to \
+             fetch it from a symbol server",
+            stem.display()
+        )
+    });
     Ok(Dump {
         module,
         warnings,
         debug_file: Some(input.path().to_path_buf()),
         no_debug_info: None,
+        no_stack_records,
     })
 }
 

@@ -178,7 +178,7 @@ fn first_slice(data: &[u8]) -> &[u8] {
 }
 
 /// Mach-O `MH_DSYM` (file type 10).
-fn is_dsym(data: &[u8]) -> bool {
+pub(crate) fn is_dsym(data: &[u8]) -> bool {
     let word = |at: usize| data.get(at..at + 4).map(|b| [b[0], b[1], b[2], b[3]]);
     match (word(0), word(12)) {
         (Some([0xCE | 0xCF, 0xFA, 0xED, 0xFE]), Some(t)) => u32::from_le_bytes(t) == 10,

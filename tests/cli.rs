@@ -721,3 +721,72 @@ fn the_allocator_runs_with_the_options_the_binary_carries() {
     assert!(stats.contains("opt.oversize_threshold: 0\n"), "{stats}");
     assert!(stats.contains("opt.dirty_decay_ms: 2000 "), "{stats}");
 }
+
+/// Dumps of debug-only files, lone PDBs and dSYMs have no STACK records, and users of
+/// every peer tool uploaded them and found out only when crashes did not unwind. Each
+/// is told, without -v, with what to dump instead; the exit status is unchanged, and a
+/// binary with unwind tables (or `-c`, which asks for none) says nothing of it.
+#[test]
+fn inputs_without_unwind_tables_say_what_to_dump_instead() {
+    let work = scratch("no-stack");
+    std::fs::copy(
+        fixtures().join("windows/msvc-x86_64/app.pdb"),
+        work.join("app.pdb"),
+    )
+    .unwrap();
+    let pdb = work.join("app.pdb");
+    let cases = [
+        (
+            fixtures().join("extra/debuglink/app.debug"),
+            "a debug-only file (objcopy --only-keep-debug)",
+        ),
+        (
+            pdb.clone(),
+            "no image of this build was found beside it (looked for",
+        ),
+        (
+            fixtures().join("macho/mac-arm64-O2.dSYM"),
+            "a dSYM holds no unwind tables",
+        ),
+    ];
+    for (input, expected) in &cases {
+        let out = dumpsyms_command().arg(input).output().unwrap();
+        let err = stderr(&out);
+        assert!(out.status.success(), "{err}");
+        assert!(!stdout(&out).contains("STACK "), "{}", input.display());
+        assert!(
+            err.contains("no STACK records"),
+            "{}: {err}",
+            input.display()
+        );
+        assert!(err.contains(expected), "{}: {err}", input.display());
+        let quiet_cfi = dumpsyms_command().arg("-c").arg(input).output().unwrap();
+        assert!(
+            !stderr(&quiet_cfi).contains("STACK"),
+            "{}",
+            stderr(&quiet_cfi)
+        );
+    }
+    assert!(
+        stderr(
+            &Command::new(env!("CARGO_BIN_EXE_dumpsyms"))
+                .arg(&pdb)
+                .output()
+                .unwrap()
+        )
+        .contains(&work.join("app").display().to_string())
+    );
+    for with_tables in ["extra/debuglink/app", "windows/msvc-x86_64/app.pdb"] {
+        let out = dumpsyms_command()
+            .arg(fixtures().join(with_tables))
+            .output()
+            .unwrap();
+        assert!(stdout(&out).contains("STACK "), "{with_tables}");
+        assert!(
+            !stderr(&out).contains("no STACK records"),
+            "{}",
+            stderr(&out)
+        );
+    }
+    std::fs::remove_dir_all(&work).ok();
+}

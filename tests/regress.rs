@@ -148,3 +148,19 @@ fn a_cabinet_that_breaks_the_cab_crate_is_contained() {
     let bytes = std::fs::read(fixtures().join("regress/cab-folder-index.pd_")).unwrap();
     dumpsyms::fuzzing::cabinet(&bytes);
 }
+
+/// Found by the `report_frames` fuzz target: a stack walker's frame with a blank after
+/// it (its span was one byte off, ending inside a character), and a glibc frame whose
+/// module followed a no-break space (its start fell inside that character). Either
+/// panicked where the report line was cut at the frame.
+#[test]
+fn report_frames_are_cut_at_character_boundaries() {
+    for name in [
+        "stackwalker-line-with-trailing-blank.txt",
+        "glibc-frame-after-a-wide-blank.txt",
+    ] {
+        let bytes = std::fs::read(fixtures().join("regress").join(name)).unwrap();
+        dumpsyms::fuzzing::report_frames(&bytes);
+        dumpsyms::fuzzing::report(&bytes);
+    }
+}

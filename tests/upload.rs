@@ -25,6 +25,8 @@ struct Request {
     /// Lower-cased names.
     headers: BTreeMap<String, String>,
     body: Vec<u8>,
+    /// When it was read.
+    at: std::time::Instant,
 }
 
 /// The answer to give: status, extra headers, body.
@@ -118,6 +120,7 @@ fn read_request(stream: &TcpStream) -> Option<Request> {
         target,
         headers,
         body,
+        at: std::time::Instant::now(),
     })
 }
 
@@ -466,7 +469,9 @@ fn tecken_splits_large_sets_into_several_zips() {
         token: Some("t".into()),
         timeout: std::time::Duration::from_secs(30),
         retries: 0,
+        jobs: 2,
         zip_limit: 0,
+        max_upload: dumpsyms::upload::TECKEN_MAX_UPLOAD,
     };
     // Each file is larger than the limit: one zip each.
     up.zip_limit = 1;
@@ -548,5 +553,352 @@ fn sym_upload_v1_names_a_windows_image_and_its_pdb() {
         parts[5].1,
         std::fs::read(store.join("app.pdb").join(&id).join("app.sym")).unwrap()
     );
+    std::fs::remove_dir_all(&work).ok();
+}
+
+/// Four copies of the fixture under other names (four modules), in a tree.
+fn four_modules(work: &Path) -> std::path::PathBuf {
+    let tree = work.join("tree");
+    std::fs::create_dir_all(&tree).unwrap();
+    for f in [
+        FIXTURE,
+        "bin/aarch64/c-gcc-O2-dwarf5",
+        "bin/i686/c-gcc-O2-dwarf5",
+        "bin/x86_64/cpp-gcc-O2-dwarf5",
+    ] {
+        std::fs::copy(fixtures().join(f), tree.join(f.replace('/', "-"))).unwrap();
+    }
+    tree
+}
+
+/// Symbol servers rate-limit: a 429 was a final error. Now it is waited out, as long as
+/// its `Retry-After` says, by every upload worker (one that was not told waits too), and
+/// the run goes on.
+#[test]
+fn a_429_pauses_every_upload_worker_then_the_run_goes_on() {
+    let server = Recorder::start(|_, i, _| match i {
+        0 => (
+            429,
+            vec![("Retry-After".into(), "2".into())],
+            "Too Many Requests".into(),
+        ),
+        // The other worker's first file: answered once the 429 has been read.
+        1 => {
+            std::thread::sleep(std::time::Duration::from_millis(300));
+            (200, vec![], "OK".into())
+        }
+        _ => (200, vec![], "OK".into()),
+    });
+    let work = scratch("upload-429");
+    let tree = four_modules(&work);
+    let out = run(
+        &[
+            "--store",
+            work.join("store").to_str().unwrap(),
+            "--upload",
+            &server.url,
+            "--upload-jobs",
+            "2",
+            tree.to_str().unwrap(),
+        ],
+        None,
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("4 sent, 0 already there, 0 failed"), "{err}");
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 5, "the rate-limited file sent again");
+    let limited = reqs[0].at;
+    for r in &reqs[2..] {
+        let after = r.at.duration_since(limited);
+        assert!(after >= std::time::Duration::from_millis(1900), "{after:?}");
+    }
+    std::fs::remove_dir_all(&work).ok();
+}
+
+/// What is sent in parallel is what was sent one by one: each file once, whole.
+#[test]
+fn parallel_uploads_send_each_file_once() {
+    let server = Recorder::start(|_, _, _| (200, vec![], "OK".into()));
+    let work = scratch("upload-parallel");
+    let tree = four_modules(&work);
+    let store = work.join("store");
+    let out = run(
+        &[
+            "--store",
+            store.to_str().unwrap(),
+            "--upload",
+            &server.url,
+            "--upload-jobs",
+            "4",
+            tree.to_str().unwrap(),
+        ],
+        None,
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("4 sent, 0 already there, 0 failed"), "{err}");
+    let mut sent: Vec<Vec<u8>> = server
+        .requests()
+        .iter()
+        .map(|r| multipart(r)[5].1.clone())
+        .collect();
+    let mut stored: Vec<Vec<u8>> = walk(&store)
+        .iter()
+        .map(|p| std::fs::read(p).unwrap())
+        .collect();
+    sent.sort();
+    stored.sort();
+    assert_eq!(sent.len(), 4);
+    assert!(sent == stored, "the files sent are not the store's");
+    std::fs::remove_dir_all(&work).ok();
+}
+
+fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}
+
+/// A redirect was followed by ureq, a POST turned into a GET without its body (and
+/// counted as sent), or, to `file:`, a panic. An upload follows no redirect: it is an
+/// error naming where the server pointed.
+#[test]
+fn an_upload_follows_no_redirect() {
+    let server = Recorder::start(|_, _, _| {
+        (
+            302,
+            vec![("Location".into(), "file:///etc/passwd".into())],
+            String::new(),
+        )
+    });
+    let work = scratch("upload-redirect");
+    let out = run(
+        &[
+            "--output",
+            work.join("a.sym").to_str().unwrap(),
+            "--upload",
+            &server.url,
+            fixtures().join(FIXTURE).to_str().unwrap(),
+        ],
+        None,
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("302") && err.contains("redirected to file:///etc/passwd"),
+        "{err}"
+    );
+    assert_eq!(server.requests().len(), 1);
+    std::fs::remove_dir_all(&work).ok();
+}
+
+/// A server that stops answering held each file for 300 s, one after another (two files:
+/// 625 s). It is now given up on after --upload-timeout, named once, and the other files
+/// are reported as not sent without being tried.
+#[test]
+fn a_stalled_upload_server_is_given_up_on_for_the_run() {
+    let server = Recorder::start(|_, _, _| {
+        std::thread::sleep(std::time::Duration::from_secs(8));
+        (200, vec![], "OK".into())
+    });
+    let work = scratch("upload-stall");
+    let tree = four_modules(&work);
+    let started = std::time::Instant::now();
+    let out = run(
+        &[
+            "--store",
+            work.join("store").to_str().unwrap(),
+            "--upload",
+            &server.url,
+            "--upload-jobs",
+            "1",
+            "--upload-timeout",
+            "2",
+            tree.to_str().unwrap(),
+        ],
+        None,
+    );
+    let took = started.elapsed();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(took < std::time::Duration::from_secs(7), "{took:?}: {err}");
+    assert!(err.contains("0 sent, 0 already there, 4 failed"), "{err}");
+    assert_eq!(err.matches("no answer (timed out)").count(), 1, "{err}");
+    assert_eq!(
+        err.matches("not asked: it stopped answering earlier in this run")
+            .count(),
+        3,
+        "{err}"
+    );
+    assert_eq!(server.requests().len(), 1);
+    std::fs::remove_dir_all(&work).ok();
+}
+
+/// CI runners start with an empty store, so `--skip-existing` skipped nothing and every
+/// build dumped every library again. With a sym-upload-v2 server it asks `checkStatus`
+/// first, by the identity in the headers: what the server has is neither dumped nor
+/// sent.
+#[test]
+fn skip_existing_asks_a_sym_upload_v2_server_before_dumping() {
+    let (_, id, name) = module();
+    let found = format!("/v1/symbols/{name}/{id}:checkStatus");
+    let server = Recorder::start(move |req, _, _| {
+        if req.target.starts_with(&found) {
+            (200, vec![], r#"{"status": "FOUND"}"#.into())
+        } else {
+            (200, vec![], r#"{"status": "MISSING"}"#.into())
+        }
+    });
+    let work = scratch("skip-v2");
+    let store = work.join("store");
+    let out = run(
+        &[
+            "--store",
+            store.to_str().unwrap(),
+            "--skip-existing",
+            "--upload",
+            &server.url,
+            "--upload-protocol",
+            "sym-upload-v2",
+            fixtures().join(FIXTURE).to_str().unwrap(),
+        ],
+        Some("k"),
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("0 dumped"), "{err}");
+    assert!(err.contains("1 already on the server"), "{err}");
+    assert!(!store.exists() || walk(&store).is_empty());
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 1, "{reqs:?}");
+    assert_eq!(reqs[0].method, "GET");
+    assert!(reqs[0].target.contains(":checkStatus?key=k"), "{reqs:?}");
+    std::fs::remove_dir_all(&work).ok();
+}
+
+/// For Tecken and v1 servers, the download side (`--symbols-url`) is asked with a HEAD
+/// of the store path, as Tecken's download API answers it: 200 has it, 404 has not.
+#[test]
+fn skip_existing_asks_the_download_side_with_head() {
+    // The module is named after the file, copied below as bin-x86_64-….
+    let (_, id, _) = module();
+    let name = FIXTURE.replace('/', "-");
+    let have = format!("/symbols/{name}/{id}/{name}.sym");
+    let server = Recorder::start(move |req, _, _| match req.method.as_str() {
+        "HEAD" if req.target == have => (200, vec![], String::new()),
+        "HEAD" => (404, vec![], String::new()),
+        _ => (200, vec![], "OK".into()),
+    });
+    let work = scratch("skip-head");
+    let tree = work.join("tree");
+    std::fs::create_dir_all(&tree).unwrap();
+    for f in [FIXTURE, "bin/aarch64/c-gcc-O2-dwarf5"] {
+        std::fs::copy(fixtures().join(f), tree.join(f.replace('/', "-"))).unwrap();
+    }
+    let store = work.join("store");
+    let out = run(
+        &[
+            "--store",
+            store.to_str().unwrap(),
+            "--skip-existing",
+            "--symbols-url",
+            &format!("{}/symbols/", server.url),
+            "--upload",
+            &format!("{}/upload", server.url),
+            tree.to_str().unwrap(),
+        ],
+        None,
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("1 dumped"), "{err}");
+    assert!(err.contains("1 already on the server"), "{err}");
+    assert!(err.contains("1 sent, 0 already there, 0 failed"), "{err}");
+    let reqs = server.requests();
+    let heads: Vec<&str> = reqs
+        .iter()
+        .filter(|r| r.method == "HEAD")
+        .map(|r| r.target.as_str())
+        .collect();
+    assert_eq!(heads.len(), 2, "{heads:?}");
+    assert!(heads.contains(&format!("/symbols/{name}/{id}/{name}.sym").as_str()));
+    assert_eq!(reqs.iter().filter(|r| r.method == "POST").count(), 1);
+    assert_eq!(walk(&store).len(), 1);
+    std::fs::remove_dir_all(&work).ok();
+}
+
+/// Tecken's zip was written to /tmp/dumpsyms-upload-*.zip and left there when the run
+/// was killed. It has no name now: the temporary directory stays empty even while the
+/// zip is being sent.
+#[test]
+fn tecken_zips_leave_nothing_in_the_temporary_directory() {
+    let work = scratch("tecken-tmp");
+    let tmp = work.join("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let seen = tmp.clone();
+    let during: Arc<Mutex<Vec<usize>>> = Arc::default();
+    let record = during.clone();
+    let server = Recorder::start(move |_, _, _| {
+        let n = std::fs::read_dir(&seen).unwrap().count();
+        record.lock().unwrap().push(n);
+        (201, vec![], String::new())
+    });
+    let out = dumpsyms_command()
+        .args(["--store"])
+        .arg(work.join("store"))
+        .args(["--upload", &format!("{}/upload/", server.url)])
+        .args(["--upload-protocol", "tecken"])
+        .arg(fixtures().join(FIXTURE))
+        .env("DUMPSYMS_UPLOAD_TOKEN", "t")
+        .env("TMPDIR", &tmp)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert_eq!(*during.lock().unwrap(), [0]);
+    assert_eq!(std::fs::read_dir(&tmp).unwrap().count(), 0);
+    std::fs::remove_dir_all(&work).ok();
+}
+
+/// A file too large for the protocol is an error that names the limit, never skipped
+/// silently (here a limit of 100 bytes stands for Tecken's 2 GB).
+#[test]
+fn an_upload_over_the_servers_limit_names_the_limit() {
+    let server = Recorder::start(|_, _, _| (201, vec![], String::new()));
+    let work = scratch("tecken-limit");
+    let path = work.join("a.sym");
+    let out = run(
+        &[
+            "--output",
+            path.to_str().unwrap(),
+            fixtures().join(FIXTURE).to_str().unwrap(),
+        ],
+        None,
+    );
+    assert!(out.status.success());
+    let file = dumpsyms::upload::SymbolFile::read(&path).unwrap();
+    let mut up =
+        dumpsyms::upload::Uploader::new(&server.url, dumpsyms::upload::Protocol::SymUploadV1)
+            .unwrap();
+    for protocol in [
+        dumpsyms::upload::Protocol::SymUploadV1,
+        dumpsyms::upload::Protocol::Tecken,
+    ] {
+        up.protocol = protocol;
+        up.token = Some("t".into());
+        up.max_upload = 100;
+        let results = up.send(std::slice::from_ref(&file));
+        let err = results[0].1.as_ref().unwrap_err();
+        assert!(err.contains("over the limit of 100 bytes"), "{err}");
+    }
+    assert!(server.requests().is_empty());
     std::fs::remove_dir_all(&work).ok();
 }

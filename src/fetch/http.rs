@@ -6,7 +6,7 @@ use std::io::Read;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use super::{CONNECT_TIMEOUT, Limits, MIN_PROGRESS};
+use super::{CONNECT_TIMEOUT, Limits, MIN_RATE};
 
 /// A request's outcome after retries.
 pub(crate) enum Outcome {
@@ -55,6 +55,7 @@ pub(crate) fn agent_with(limits: &Limits, user_agent: &str) -> ureq::Agent {
         .timeout_connect(wait.min(CONNECT_TIMEOUT))
         .timeout_read(wait)
         .timeout_write(wait)
+        .redirects(0)
         .user_agent(user_agent)
         .build()
 }
@@ -74,20 +75,124 @@ fn timed_out(t: &ureq::Transport) -> bool {
     t.to_string().contains("timed out")
 }
 
-/// Sends the request `send` sends, up to `1 + retries` times. (`send` boxes its error:
-/// ureq's is large.) A time-out is final: retrying a server that accepts and never
-/// answers only multiplies the wait.
+/// At most this many redirects are followed for one GET (ureq's and most clients'
+/// default).
+const MAX_REDIRECTS: usize = 5;
+
+/// A server's `Retry-After` is honoured up to this long; a longer one is waited as this.
+pub(crate) const MAX_PAUSE: Duration = Duration::from_secs(60);
+
+/// Answers that say "later" (`429 Too Many Requests`, `503 Service Unavailable`) are
+/// retried this many times at least, whatever the retries asked for: a rate limit should
+/// slow a run, not fail it.
+const LATER_RETRIES: u32 = 6;
+
+/// Sends the request `send` sends to `url`, up to `1 + retries` times. (`send` boxes its
+/// error: ureq's is large.) Redirects are not followed: an upload's body cannot be sent
+/// again to wherever a server points (see [`get`] for downloads). A time-out is final,
+/// and the server is not asked again in this run: retrying a server that accepts and
+/// never answers only multiplies the wait.
 pub(crate) fn with_retries(
     retries: u32,
-    mut send: impl FnMut() -> Result<ureq::Response, Box<ureq::Error>>,
+    url: &str,
+    send: impl FnMut() -> Result<ureq::Response, Box<ureq::Error>>,
 ) -> Outcome {
+    match attempt(retries, url, send) {
+        Step::Done(outcome) => outcome,
+        Step::Redirect(code, location) => Outcome::Status(
+            code,
+            format!("redirected to {location}, which is not followed for an upload"),
+        ),
+    }
+}
+
+/// GETs `url` through `agent`, with retries, following at most [`MAX_REDIRECTS`]
+/// redirects, each only to an `http` or `https` URL with a host: ureq's own following
+/// panicked on a `Location: file:///etc/passwd`.
+pub(crate) fn get(agent: &ureq::Agent, retries: u32, url: &str) -> Outcome {
+    request(agent, "GET", retries, url)
+}
+
+/// Whether `url` is there: a HEAD answered 2xx (true) or 404 or 410 (false), following
+/// redirects as [`get`] does; any other answer is an error, for a message.
+pub(crate) fn exists(agent: &ureq::Agent, retries: u32, url: &str) -> Result<bool, String> {
+    match request(agent, "HEAD", retries, url) {
+        Outcome::Ok(_) => Ok(true),
+        Outcome::Status(404 | 410, _) => Ok(false),
+        Outcome::Status(code, body) if body.is_empty() => Err(format!("answered {code}")),
+        Outcome::Status(code, body) => Err(format!("answered {code}: {}", first_line(&body))),
+        Outcome::Unreachable(e) => Err(format!("unreachable: {e}")),
+    }
+}
+
+fn request(agent: &ureq::Agent, method: &str, retries: u32, url: &str) -> Outcome {
+    let mut at = url.to_string();
+    for _ in 0..=MAX_REDIRECTS {
+        let request = at.clone();
+        let send = || agent.request(method, &request).call().map_err(Box::new);
+        match attempt(retries, &at, send) {
+            Step::Done(outcome) => return outcome,
+            Step::Redirect(code, location) => match redirect_target(&at, &location) {
+                Ok(next) => at = next,
+                Err(why) => return Outcome::Status(code, why),
+            },
+        }
+    }
+    Outcome::Status(
+        310,
+        format!("more than {MAX_REDIRECTS} redirects (the last to {at})"),
+    )
+}
+
+/// Where a redirect from `from` to `location` leads, if it may be followed.
+fn redirect_target(from: &str, location: &str) -> Result<String, String> {
+    let shown = crate::for_terminal(first_line(location));
+    let base = url::Url::parse(from).map_err(|e| format!("{from}: {e}"))?;
+    let next = base
+        .join(location)
+        .map_err(|e| format!("redirected to {shown:?}, not a URL ({e})"))?;
+    if !matches!(next.scheme(), "http" | "https") || next.host_str().is_none_or(str::is_empty) {
+        return Err(format!(
+            "redirected to {shown}, which is not followed: only http and https URLs with a host are"
+        ));
+    }
+    Ok(next.into())
+}
+
+/// What one request came to after its retries.
+enum Step {
+    Done(Outcome),
+    /// A 3xx: its status and `Location` (empty when there is none).
+    Redirect(u16, String),
+}
+
+fn attempt(
+    retries: u32,
+    url: &str,
+    mut send: impl FnMut() -> Result<ureq::Response, Box<ureq::Error>>,
+) -> Step {
+    let server = server_of(url);
+    if let Some(why) = gave_up_on(&server) {
+        return Step::Done(Outcome::Unreachable(why));
+    }
     let mut attempt = 0;
     loop {
-        let last = attempt >= retries;
+        wait_out_pause(&server);
+        let later_retries = retries.max(LATER_RETRIES);
         match send().map_err(|e| *e) {
-            Ok(response) => return Outcome::Ok(Box::new(response)),
+            Ok(response) if (300..400).contains(&response.status()) => {
+                let location = response.header("Location").unwrap_or("").to_string();
+                return Step::Redirect(response.status(), location);
+            }
+            Ok(response) => return Step::Done(Outcome::Ok(Box::new(response))),
+            Err(ureq::Error::Status(429 | 503, response)) if attempt < later_retries => {
+                // Every worker waits it out, not only the one that was told.
+                let wait = retry_after(&response).unwrap_or_else(|| backoff(attempt));
+                pause(&server, wait);
+                attempt += 1;
+            }
             Err(ureq::Error::Status(code, response)) => {
-                if code >= 500 && !last {
+                if code >= 500 && attempt < retries {
                     std::thread::sleep(backoff(attempt));
                     attempt += 1;
                     continue;
@@ -95,21 +200,84 @@ pub(crate) fn with_retries(
                 // A body to quote, bounded: a server's error page can be large.
                 let mut body = String::new();
                 let _ = response.into_reader().take(4096).read_to_string(&mut body);
-                return Outcome::Status(code, body.trim().to_string());
+                return Step::Done(Outcome::Status(code, body.trim().to_string()));
             }
             Err(ureq::Error::Transport(t)) => {
                 if timed_out(&t) {
-                    return Outcome::Unreachable("no answer (timed out)".into());
+                    give_up_on(&server);
+                    return Step::Done(Outcome::Unreachable("no answer (timed out)".into()));
                 }
-                if !last {
+                if attempt < retries {
                     std::thread::sleep(backoff(attempt));
                     attempt += 1;
                     continue;
                 }
-                return Outcome::Unreachable(transport_message(&t));
+                return Step::Done(Outcome::Unreachable(transport_message(&t)));
             }
         }
     }
+}
+
+/// `scheme://host:port` of a URL: what pauses and give-ups are kept by.
+fn server_of(url: &str) -> String {
+    match url::Url::parse(url) {
+        Ok(u) => u.origin().ascii_serialization(),
+        Err(_) => url.to_string(),
+    }
+}
+
+/// How long a `Retry-After` header asks to wait: seconds, or an HTTP date; at most
+/// [`MAX_PAUSE`].
+fn retry_after(response: &ureq::Response) -> Option<Duration> {
+    let value = response.header("Retry-After")?.trim();
+    let wait = match value.parse::<u64>() {
+        Ok(secs) => Duration::from_secs(secs),
+        Err(_) => httpdate::parse_http_date(value)
+            .ok()?
+            .duration_since(std::time::SystemTime::now())
+            .unwrap_or_default(),
+    };
+    Some(wait.min(MAX_PAUSE))
+}
+
+/// The run's memory of servers: pauses they asked for, and those that stopped answering.
+#[derive(Default)]
+struct Servers {
+    paused_until: std::collections::HashMap<String, Instant>,
+    silent: std::collections::HashSet<String>,
+}
+
+static SERVERS: std::sync::LazyLock<std::sync::Mutex<Servers>> =
+    std::sync::LazyLock::new(Default::default);
+
+fn servers() -> std::sync::MutexGuard<'static, Servers> {
+    SERVERS.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn pause(server: &str, wait: Duration) {
+    let until = Instant::now() + wait;
+    let mut s = servers();
+    let at = s.paused_until.entry(server.to_string()).or_insert(until);
+    *at = (*at).max(until);
+}
+
+fn wait_out_pause(server: &str) {
+    let until = servers().paused_until.get(server).copied();
+    if let Some(until) = until {
+        std::thread::sleep(until.saturating_duration_since(Instant::now()));
+    }
+}
+
+fn give_up_on(server: &str) {
+    servers().silent.insert(server.to_string());
+}
+
+/// Why a server is not asked: it stopped answering earlier in this run.
+fn gave_up_on(server: &str) -> Option<String> {
+    servers()
+        .silent
+        .contains(server)
+        .then(|| "not asked: it stopped answering earlier in this run".to_string())
 }
 
 /// What went wrong, each part once: ureq's own words repeat its kind ("Network Error:
@@ -135,7 +303,7 @@ pub(crate) fn fetch_text(
     url: &str,
 ) -> Result<Option<String>, String> {
     let agent = agent_with(limits, user_agent);
-    match with_retries(2, || agent.get(url).call().map_err(Box::new)) {
+    match get(&agent, 2, url) {
         Outcome::Ok(response) => {
             let mut body = String::new();
             response
@@ -180,7 +348,7 @@ pub(crate) fn download(
     let agent = agent_with(limits, user_agent);
     // The whole time counts from the request, not from the first byte of the answer.
     let started = Instant::now();
-    match with_retries(retries, || agent.get(url).call().map_err(Box::new)) {
+    match get(&agent, retries, url) {
         Outcome::Ok(response) => match save(limits, started, target, *response, verify) {
             Ok(()) => Download::Saved,
             Err(e) => Download::Failed(format!("{what}: {url}: {e}")),
@@ -214,7 +382,9 @@ fn save(
     let content_type = response.content_type().to_string();
     let cache = |e: std::io::Error| format!("cannot cache it in {}: {e}", path.display());
     let mut file = crate::output::AtomicFile::create(path).map_err(cache)?;
-    let mut body = Paced::new(response.into_reader(), limits, started);
+    // The server that answered (a redirect's target) is the one held to the pace.
+    let answered = response.get_url().to_string();
+    let mut body = Paced::new(response.into_reader(), &answered, limits, started);
     std::io::copy(&mut body, file.writer()).map_err(|e| match body.stopped.take() {
         Some(why) => why,
         None => format!("the transfer broke: {e}"),
@@ -230,11 +400,13 @@ fn save(
     file.commit().map_err(cache)
 }
 
-/// A response body held to [`Limits`]: at most `max_size` bytes, at least
-/// [`MIN_PROGRESS`] bytes per `timeout`, and done within `max_time`. Why it stopped is
-/// kept for the message (the io error says only that it did).
+/// A response body held to [`Limits`]: at most `max_size` bytes, at least [`MIN_RATE`]
+/// bytes a second over each `timeout`, and done within `max_time`. Why it stopped is
+/// kept for the message (the io error says only that it did); a server too slow is not
+/// asked again in the run.
 struct Paced<R> {
     inner: R,
+    server: String,
     limits: Limits,
     started: Instant,
     window: Instant,
@@ -244,10 +416,11 @@ struct Paced<R> {
 }
 
 impl<R: Read> Paced<R> {
-    fn new(inner: R, limits: &Limits, started: Instant) -> Self {
+    fn new(inner: R, url: &str, limits: &Limits, started: Instant) -> Self {
         let now = Instant::now();
         Paced {
             inner,
+            server: server_of(url),
             limits: *limits,
             started,
             window: now,
@@ -274,6 +447,7 @@ impl<R: Read> Read for Paced<R> {
                 ) =>
             {
                 let secs = self.limits.timeout.as_secs_f64();
+                give_up_on(&self.server);
                 return Err(self.stop(format!("no data for {secs:.0} s")));
             }
             Err(e) => return Err(e),
@@ -289,13 +463,16 @@ impl<R: Read> Read for Paced<R> {
             && now.duration_since(self.started) > max
         {
             let secs = max.as_secs_f64();
+            give_up_on(&self.server);
             return Err(self.stop(format!("not done within {secs:.0} s")));
         }
         if now.duration_since(self.window) >= self.limits.timeout {
-            if self.in_window < MIN_PROGRESS {
+            let needed = MIN_RATE.saturating_mul(self.limits.timeout.as_secs().max(1));
+            if self.in_window < needed {
                 let (got, secs) = (self.in_window, self.limits.timeout.as_secs_f64());
+                give_up_on(&self.server);
                 return Err(self.stop(format!(
-                    "sent {got} bytes in {secs:.0} s (at least {MIN_PROGRESS} are needed to go on)"
+                    "sent {got} bytes in {secs:.0} s (at least {needed} are needed to go on)"
                 )));
             }
             self.window = now;
@@ -328,4 +505,56 @@ pub(crate) fn first_line(s: &str) -> &str {
         end -= 1;
     }
     &line[..end]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn answer(head: &str) -> ureq::Response {
+        format!("HTTP/1.1 429 Too Many Requests\r\n{head}\r\n")
+            .parse()
+            .unwrap()
+    }
+
+    #[test]
+    fn retry_after_in_seconds_or_as_a_date_capped() {
+        assert_eq!(
+            retry_after(&answer("Retry-After: 15\r\n")),
+            Some(Duration::from_secs(15))
+        );
+        assert_eq!(
+            retry_after(&answer("Retry-After: 86400\r\n")),
+            Some(MAX_PAUSE)
+        );
+        let soon = std::time::SystemTime::now() + Duration::from_secs(30);
+        let date = httpdate::fmt_http_date(soon);
+        let wait = retry_after(&answer(&format!("Retry-After: {date}\r\n"))).unwrap();
+        assert!(
+            wait > Duration::from_secs(28) && wait <= Duration::from_secs(30),
+            "{wait:?}"
+        );
+        let past = answer("Retry-After: Fri, 31 Dec 1999 23:59:59 GMT\r\n");
+        assert_eq!(retry_after(&past), Some(Duration::ZERO));
+        assert_eq!(retry_after(&answer("Retry-After: soon\r\n")), None);
+        assert_eq!(retry_after(&answer("")), None);
+    }
+
+    #[test]
+    fn redirects_lead_only_to_http_urls_with_a_host() {
+        let from = "http://symbols.example/a/b.sym";
+        assert_eq!(
+            redirect_target(from, "/storage/b.sym").unwrap(),
+            "http://symbols.example/storage/b.sym"
+        );
+        assert_eq!(
+            redirect_target(from, "https://bucket.example/x?sig=1").unwrap(),
+            "https://bucket.example/x?sig=1"
+        );
+        for bad in ["file:///etc/passwd", "ftp://h/x", "data:,x"] {
+            let e = redirect_target(from, bad).unwrap_err();
+            assert!(e.contains("not followed"), "{bad}: {e}");
+        }
+        assert!(redirect_target(from, "http://").is_err());
+    }
 }

@@ -27,8 +27,9 @@ pub struct Fetched {
 /// (`DEBUGINFOD_TIMEOUT`, `DEBUGINFOD_MAXTIME`, `DEBUGINFOD_MAXSIZE`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
-    /// Without progress: no answer, or less than [`MIN_PROGRESS`] bytes, in this long
-    /// gives up on the server (and is not retried: it would only cost as much again).
+    /// Without progress: no answer, or less than [`MIN_RATE`] bytes a second on average,
+    /// for this long gives up on the server for the rest of the run (a retry would only
+    /// cost as much again).
     pub timeout: Duration,
     /// The whole download, when set.
     pub max_time: Option<Duration>,
@@ -37,10 +38,10 @@ pub struct Limits {
     pub max_size: u64,
 }
 
-/// Bytes a server must send per [`Limits::timeout`] to count as making progress: as
-/// elfutils' client sets curl's low-speed limit (a trickle of a byte every half second
-/// otherwise holds a run for as long as the server likes).
-pub const MIN_PROGRESS: u64 = 100;
+/// Bytes a second a server must average over each [`Limits::timeout`] to count as making
+/// progress, as elfutils' client sets curl's low-speed limit: a server dripping 100
+/// bytes every 9 s held a run for as long as it liked under a per-window byte count.
+pub const MIN_RATE: u64 = 100;
 
 /// Connecting gives up after this long (or the timeout, if shorter): a server that does
 /// not even accept the connection is not coming back in the next minute.

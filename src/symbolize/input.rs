@@ -298,7 +298,8 @@ fn stackwalker(line: &str) -> Option<Frame<'_>> {
     if module.is_empty() || module.contains('!') {
         return None;
     }
-    let start = line.len() - rest.trim_start().len();
+    // `rest` lost the line's trailing blanks: its place is found by address.
+    let start = rest.trim_start().as_ptr() as usize - line.as_ptr() as usize;
     Some(Frame {
         module,
         build_id: None,
@@ -429,10 +430,10 @@ fn backtrace_symbols(line: &str) -> Option<Frame<'_>> {
         }
         None => (head.len(), address),
     };
-    let module_start = head[..module_end]
-        .rfind(char::is_whitespace)
-        .map_or(0, |i| i + 1);
-    let module = &head[module_start..module_end];
+    let before = &head[..module_end];
+    let module = before
+        .rsplit_once(char::is_whitespace)
+        .map_or(before, |(_, m)| m);
     if module.is_empty() || module.ends_with('#') || module.starts_with('[') {
         return None;
     }
@@ -860,6 +861,32 @@ mod tests {
         );
         let f = frame("4929ac8cb3c174c113cafc7250efe12eee45cd25+0x1f877c").unwrap();
         assert_eq!(f.build_id, Some("4929ac8cb3c174c113cafc7250efe12eee45cd25"));
+    }
+
+    #[test]
+    fn trailing_blanks_leave_the_token_in_place() {
+        for line in [
+            "    #1 0x5581f0b5c2a7  (/tmp/uaf+0x1302a7)",
+            "    #3 0x0000555668fbe145 n/a (/tmp/a.out + 0x1145)",
+            "      #01 pc 000000000004c7d0  /system/lib64/libc.so (abort+164)",
+            "    /data/app/~~rX1==/x-E9==/base.apk!libmono_64.so (pc a0ccb64)",
+            " 12  phantomjs + 0x1adbe28",
+            " 3  \u{e9}t\u{e9} + 0x2",
+            "0|1|libxul.so||||0x3a1f8c",
+            "2   Electron Framework  0x000000010b6c9b53 0x10b3a4000 + 3300179",
+            "C  [libjvm.so+0xb0c3ad]  VMError::report_and_die()+0x4d",
+            "[ 42277.724] (EE) 3: /usr/bin/Xorg (0x400000+0xecc48) [0x4ecc48]",
+            "./app(+0x1234) [0x55d1c2b3a234]",
+            "x\u{a0}./app(+0x1234) [0x55d1c2b3a234]",
+            "libfoo.so+0x10",
+        ] {
+            let token = &line[frame(line).unwrap().span];
+            for tail in [" ", "\t\r", " \u{a0}"] {
+                let padded = format!("{line}{tail}");
+                let f = frame(&padded).unwrap_or_else(|| panic!("{padded:?}"));
+                assert_eq!(&padded[f.span], token, "{padded:?}");
+            }
+        }
     }
 
     #[test]

@@ -559,6 +559,11 @@ fn collect<'a, S: UnwindSection<R<'a>>>(
 }
 
 impl CfiSource {
+    /// Whether no entry of any table covers code: no STACK CFI record will be written.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+
     /// The FDEs of both sections that cover code, by address, without overlaps.
     fn index(&self, layout: &Layout, plt: &[(u64, u64)], warnings: &mut Warnings) -> Vec<FdeRef> {
         let bases = self.bases();

@@ -6,10 +6,13 @@
 //! JSON. Failures that may pass (5xx, network) are retried with backoff; a 4xx is an
 //! error quoting the server's answer.
 
+mod exists;
 mod multipart;
 mod tecken;
 mod v1;
 mod v2;
+
+pub use exists::Remote;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -123,12 +126,30 @@ pub struct Uploader {
     pub url: String,
     pub protocol: Protocol,
     pub token: Option<String>,
+    /// A server that sends or takes nothing for this long is given up on for the run:
+    /// the files not yet sent are reported as not sent, not each waited on again.
     pub timeout: Duration,
     /// Further attempts after a failure that may pass.
     pub retries: u32,
+    /// Files (or Tecken zips) in flight at once.
+    pub jobs: usize,
     /// Tecken: the most bytes of symbol files put in one zip.
     pub zip_limit: u64,
+    /// The largest file (Tecken: zip) the server takes in one upload; a larger one is an
+    /// error naming this limit.
+    pub max_upload: u64,
 }
+
+/// How long an upload waits on a server that neither takes nor answers: a minute (a
+/// stalled server held each file five minutes, one after the other).
+pub const UPLOAD_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Uploads in flight by default: a few, as symbol servers rate-limit clients that send
+/// many at once.
+pub const UPLOAD_JOBS: usize = 4;
+
+/// Tecken refuses an upload larger than this.
+pub const TECKEN_MAX_UPLOAD: u64 = 2_000_000_000;
 
 /// Tecken refuses uploads over 2 GB; its documentation asks for zips under 1.5 GB.
 pub const TECKEN_ZIP_LIMIT: u64 = 1_500_000_000;
@@ -153,27 +174,70 @@ impl Uploader {
             url: url.to_string(),
             protocol,
             token,
-            timeout: Duration::from_secs(300),
+            timeout: UPLOAD_TIMEOUT,
             retries: 3,
+            jobs: UPLOAD_JOBS,
             zip_limit: TECKEN_ZIP_LIMIT,
+            max_upload: match protocol {
+                Protocol::Tecken => TECKEN_MAX_UPLOAD,
+                // No limit is documented for the Breakpad protocols.
+                Protocol::SymUploadV1 | Protocol::SymUploadV2 => u64::MAX,
+            },
         })
     }
 
     /// Sends `files`: per file for the Breakpad protocols, in zips for Tecken. Each
     /// result names what it is about (a file, or a zip's files).
+    /// `jobs` at a time, results in the files' order.
     pub fn send(&self, files: &[SymbolFile]) -> Vec<(String, Result<Sent, String>)> {
         let agent = crate::fetch::http::agent(self.timeout);
         match self.protocol {
-            Protocol::SymUploadV1 => files
-                .iter()
-                .map(|f| (f.path.display().to_string(), v1::send(self, &agent, f)))
-                .collect(),
-            Protocol::SymUploadV2 => files
-                .iter()
-                .map(|f| (f.path.display().to_string(), v2::send(self, &agent, f)))
-                .collect(),
-            Protocol::Tecken => tecken::send(self, &agent, files),
+            Protocol::SymUploadV1 => self.each(files, |f| {
+                (f.path.display().to_string(), v1::send(self, &agent, f))
+            }),
+            Protocol::SymUploadV2 => self.each(files, |f| {
+                (f.path.display().to_string(), v2::send(self, &agent, f))
+            }),
+            Protocol::Tecken => {
+                let zips = tecken::batches(files, self.zip_limit);
+                self.each(&zips, |zip| tecken::send(self, &agent, zip))
+            }
         }
+    }
+
+    /// An error naming the limit when `len` bytes are more than the server takes.
+    fn fits(&self, what: &str, len: u64) -> Result<(), String> {
+        match len > self.max_upload {
+            true => Err(format!(
+                "{what} is {len} bytes, over the limit of {} bytes for one upload",
+                self.max_upload
+            )),
+            false => Ok(()),
+        }
+    }
+
+    /// `send` over `items` on `jobs` threads, each taking the next item when its last is
+    /// done; results in the items' order.
+    fn each<T: Sync, R: Send>(&self, items: &[T], send: impl Fn(&T) -> R + Sync) -> Vec<R> {
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let done = std::sync::Mutex::new(Vec::with_capacity(items.len()));
+        std::thread::scope(|scope| {
+            for _ in 0..self.jobs.clamp(1, items.len().max(1)) {
+                scope.spawn(|| {
+                    loop {
+                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let Some(item) = items.get(i) else { break };
+                        let result = send(item);
+                        done.lock()
+                            .unwrap_or_else(|e| e.into_inner())
+                            .push((i, result));
+                    }
+                });
+            }
+        });
+        let mut done = done.into_inner().unwrap_or_else(|e| e.into_inner());
+        done.sort_unstable_by_key(|d| d.0);
+        done.into_iter().map(|d| d.1).collect()
     }
 }
 
@@ -182,7 +246,29 @@ struct FilePart<'a> {
     field: &'a str,
     filename: &'a str,
     content_type: &'a str,
-    path: &'a Path,
+    source: Source<'a>,
+}
+
+/// Where a file part's bytes are.
+enum Source<'a> {
+    Path(&'a Path),
+    /// An open file with no name (Tecken's zip): nothing is left behind if the run is
+    /// killed.
+    Unnamed(&'a std::fs::File),
+}
+
+impl Source<'_> {
+    /// The file, read from its start: each attempt sends it whole.
+    fn open(&self) -> std::io::Result<std::fs::File> {
+        match self {
+            Source::Path(p) => std::fs::File::open(p),
+            Source::Unnamed(f) => {
+                let mut f = f.try_clone()?;
+                std::io::Seek::rewind(&mut f)?;
+                Ok(f)
+            }
+        }
+    }
 }
 
 /// POSTs `form` with `file` as its last part to the upload URL, with `headers`;
@@ -196,9 +282,11 @@ fn post_form(
     expected: u16,
 ) -> Result<Sent, String> {
     use crate::fetch::http::{self, Outcome};
-    let outcome = http::with_retries(up.retries, || {
-        let (len, body) = form
-            .with_file(file.field, file.filename, file.content_type, file.path)
+    let outcome = http::with_retries(up.retries, &up.url, || {
+        let (len, body) = file
+            .source
+            .open()
+            .and_then(|f| form.with_file(file.field, file.filename, file.content_type, f))
             .map_err(|e| Box::new(ureq::Error::from(e)))?;
         let mut request = agent
             .post(&up.url)

@@ -3,7 +3,6 @@
 //! ureq has no multipart support, and the body is simple enough to write here.
 
 use std::io::Read;
-use std::path::Path;
 
 pub(crate) struct Form {
     boundary: String,
@@ -35,13 +34,14 @@ impl Form {
         );
     }
 
-    /// The body with `file` as the last part: its length, and a reader over it.
+    /// The body with `file` (read from where it stands to its end) as the last part:
+    /// its length, and a reader over it.
     pub(crate) fn with_file(
         &self,
         name: &str,
         filename: &str,
         content_type: &str,
-        file: &Path,
+        f: std::fs::File,
     ) -> std::io::Result<(u64, impl Read + use<>)> {
         let mut head = self.head.clone();
         head.extend_from_slice(
@@ -52,8 +52,9 @@ impl Form {
             .as_bytes(),
         );
         let tail = format!("\r\n--{}--\r\n", self.boundary).into_bytes();
-        let f = std::fs::File::open(file)?;
-        let len = head.len() as u64 + f.metadata()?.len() + tail.len() as u64;
+        let mut f = f;
+        let at = std::io::Seek::stream_position(&mut f)?;
+        let len = head.len() as u64 + f.metadata()?.len().saturating_sub(at) + tail.len() as u64;
         Ok((
             len,
             std::io::Cursor::new(head)

@@ -5,28 +5,25 @@
 use std::io::Write as _;
 
 use super::multipart::Form;
-use super::{FilePart, Sent, SymbolFile, Uploader, post_form};
+use super::{FilePart, Sent, Source, SymbolFile, Uploader, post_form};
 
+/// Sends one zip of `batch`: what it is about (its files) and what came of it.
 pub(super) fn send(
     up: &Uploader,
     agent: &ureq::Agent,
-    files: &[SymbolFile],
-) -> Vec<(String, Result<Sent, String>)> {
-    let mut out = Vec::new();
-    for batch in batches(files, up.zip_limit) {
-        let what = batch
-            .iter()
-            .map(|f| f.path.display().to_string())
-            .collect::<Vec<_>>()
-            .join(", ");
-        out.push((what, send_zip(up, agent, &batch)));
-    }
-    out
+    batch: &[SymbolFile],
+) -> (String, Result<Sent, String>) {
+    let what = batch
+        .iter()
+        .map(|f| f.path.display().to_string())
+        .collect::<Vec<_>>()
+        .join(", ");
+    (what, send_zip(up, agent, batch))
 }
 
 /// Files in order, cut into batches whose sizes add up to at most `limit` (a file
 /// larger than that goes alone).
-fn batches(files: &[SymbolFile], limit: u64) -> Vec<Vec<SymbolFile>> {
+pub(super) fn batches(files: &[SymbolFile], limit: u64) -> Vec<Vec<SymbolFile>> {
     let mut out: Vec<Vec<SymbolFile>> = Vec::new();
     let mut size = 0u64;
     for f in files {
@@ -44,25 +41,18 @@ fn batches(files: &[SymbolFile], limit: u64) -> Vec<Vec<SymbolFile>> {
 }
 
 fn send_zip(up: &Uploader, agent: &ureq::Agent, batch: &[SymbolFile]) -> Result<Sent, String> {
-    let zip_path = std::env::temp_dir().join(format!(
-        "dumpsyms-upload-{}-{}.zip",
-        std::process::id(),
-        xxhash_rust::xxh3::xxh3_64(batch[0].store_path().as_bytes())
-    ));
-    let result = write_zip(&zip_path, batch)
-        .map_err(|e| format!("{}: {e}", zip_path.display()))
-        .and_then(|()| post(up, agent, &zip_path));
-    let _ = std::fs::remove_file(&zip_path);
-    result
+    // Unnamed (`O_TMPFILE` where there is one): a killed run leaves no zip behind.
+    let zip = tempfile::tempfile()
+        .and_then(|file| write_zip(file, batch))
+        .map_err(|e| {
+            let dir = std::env::temp_dir();
+            format!("cannot write the zip in {}: {e}", dir.display())
+        })?;
+    up.fits("the zip", zip.metadata().map_or(0, |m| m.len()))?;
+    post(up, agent, &zip, &batch[0].store_path())
 }
 
-fn write_zip(path: &std::path::Path, batch: &[SymbolFile]) -> std::io::Result<()> {
-    // create_new: the name in the shared temporary directory is predictable, so a file
-    // or link someone else put there is never opened (or followed) and overwritten.
-    let file = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(path)?;
+fn write_zip(file: std::fs::File, batch: &[SymbolFile]) -> std::io::Result<std::fs::File> {
     let mut zip = zip::ZipWriter::new(file);
     let options = zip::write::SimpleFileOptions::default()
         .compression_method(zip::CompressionMethod::Deflated)
@@ -72,17 +62,25 @@ fn write_zip(path: &std::path::Path, batch: &[SymbolFile]) -> std::io::Result<()
             .map_err(std::io::Error::other)?;
         std::io::copy(&mut std::fs::File::open(&f.path)?, &mut zip)?;
     }
-    zip.finish().map_err(std::io::Error::other)?.flush()
+    let mut file = zip.finish().map_err(std::io::Error::other)?;
+    file.flush()?;
+    Ok(file)
 }
 
-fn post(up: &Uploader, agent: &ureq::Agent, zip_path: &std::path::Path) -> Result<Sent, String> {
+/// Posts the zip; `seed` (its first file's place) makes the form's boundary.
+fn post(
+    up: &Uploader,
+    agent: &ureq::Agent,
+    zip: &std::fs::File,
+    seed: &str,
+) -> Result<Sent, String> {
     let token = up.token.as_deref().unwrap_or("");
-    let form = Form::new(&zip_path.display().to_string());
+    let form = Form::new(seed);
     let file = FilePart {
         field: "symbols.zip",
         filename: "symbols.zip",
         content_type: "application/zip",
-        path: zip_path,
+        source: Source::Unnamed(zip),
     };
     post_form(up, agent, &form, &file, &[("Auth-Token", token)], 201)
 }

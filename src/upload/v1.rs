@@ -2,9 +2,10 @@
 //! in its order. Success is 200.
 
 use super::multipart::Form;
-use super::{FilePart, Sent, SymbolFile, Uploader, post_form};
+use super::{FilePart, Sent, Source, SymbolFile, Uploader, post_form};
 
 pub(super) fn send(up: &Uploader, agent: &ureq::Agent, f: &SymbolFile) -> Result<Sent, String> {
+    up.fits("the file", f.len()?)?;
     let mut form = Form::new(&f.store_path());
     form.text("code_file", &f.code_file);
     form.text("cpu", &f.cpu);
@@ -16,7 +17,7 @@ pub(super) fn send(up: &Uploader, agent: &ureq::Agent, f: &SymbolFile) -> Result
         field: "symbol_file",
         filename: &filename,
         content_type: "application/octet-stream",
-        path: &f.path,
+        source: Source::Path(&f.path),
     };
     post_form(up, agent, &form, &file, &[], 200)
 }

@@ -8,28 +8,18 @@ use super::{Sent, SymbolFile, Uploader, refused};
 use crate::fetch::http::{self, Outcome};
 
 pub(super) fn send(up: &Uploader, agent: &ureq::Agent, f: &SymbolFile) -> Result<Sent, String> {
+    up.fits("the file", f.len()?)?;
+    if has(up, agent, &f.name, &f.debug_id)? {
+        return Ok(Sent::AlreadyThere);
+    }
     let key = up.token.as_deref().unwrap_or("");
     // A base URL: the API paths follow it.
     let base = up.url.trim_end_matches('/');
-    let check = format!(
-        "{base}/v1/symbols/{}/{}:checkStatus",
-        encode(&f.name),
-        f.debug_id
-    );
-    let status = json_of(
-        &check,
-        http::with_retries(up.retries, || {
-            agent.get(&check).query("key", key).call().map_err(Box::new)
-        }),
-    )?;
-    if status["status"] == "FOUND" {
-        return Ok(Sent::AlreadyThere);
-    }
 
     let create = format!("{base}/v1/uploads:create");
     let created = json_of(
         &create,
-        http::with_retries(up.retries, || {
+        http::with_retries(up.retries, &create, || {
             agent
                 .post(&create)
                 .query("key", key)
@@ -46,7 +36,7 @@ pub(super) fn send(up: &Uploader, agent: &ureq::Agent, f: &SymbolFile) -> Result
     };
 
     let len = f.len()?;
-    let put = http::with_retries(up.retries, || {
+    let put = http::with_retries(up.retries, put_url, || {
         let file = std::fs::File::open(&f.path).map_err(|e| Box::new(ureq::Error::from(e)))?;
         agent
             .put(put_url)
@@ -67,7 +57,7 @@ pub(super) fn send(up: &Uploader, agent: &ureq::Agent, f: &SymbolFile) -> Result
     });
     let done = json_of(
         &complete,
-        http::with_retries(up.retries, || {
+        http::with_retries(up.retries, &complete, || {
             agent
                 .post(&complete)
                 .query("key", key)
@@ -81,6 +71,26 @@ pub(super) fn send(up: &Uploader, agent: &ureq::Agent, f: &SymbolFile) -> Result
         Some("DUPLICATE_DATA") => Ok(Sent::AlreadyThere),
         _ => Err(format!("{complete}: unexpected answer {done}")),
     }
+}
+
+/// Whether the server has the symbol file of module `name`, `debug_id` (`checkStatus`
+/// answers `FOUND`).
+pub(super) fn has(
+    up: &Uploader,
+    agent: &ureq::Agent,
+    name: &str,
+    debug_id: &str,
+) -> Result<bool, String> {
+    let key = up.token.as_deref().unwrap_or("");
+    let base = up.url.trim_end_matches('/');
+    let check = format!("{base}/v1/symbols/{}/{debug_id}:checkStatus", encode(name));
+    let status = json_of(
+        &check,
+        http::with_retries(up.retries, &check, || {
+            agent.get(&check).query("key", key).call().map_err(Box::new)
+        }),
+    )?;
+    Ok(status["status"] == "FOUND")
 }
 
 /// The JSON answer of a request, or the error it became.
