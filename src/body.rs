@@ -8,7 +8,27 @@
 //! cost 4 to 6 bytes, and each unit's records sit in one buffer. Ids inside are the
 //! unit's own (file slots, name slots); [`UnitBodies`] maps them to the module's.
 
-use crate::debuginfo::{InlineSite, LineRow};
+/// A line record for one piece: `file` is a slot of its unit's file table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LineRow {
+    pub address: u64,
+    pub size: u64,
+    pub line: u32,
+    pub file: u32,
+}
+
+/// An inlined call inside a piece, its ranges already clipped to its parent's.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InlineSite {
+    /// 0 for a call inlined straight into the function.
+    pub depth: u32,
+    /// The inlined function's name: a `.debug_info` offset (DWARF) or a name slot of
+    /// the unit (PDB), resolved to an origin id through [`UnitBodies::origins`].
+    pub origin: usize,
+    pub call_file: u32,
+    pub call_line: u32,
+    pub ranges: Vec<(u64, u64)>,
+}
 
 /// Where one function piece's records are: a byte range of its unit's buffer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -4,28 +4,7 @@
 //! (`Module::build`) takes it without knowing which one did.
 
 use crate::body::{BodyRef, UnitBodies};
-
-/// A line record for one piece: `file` is a slot of its unit's file table.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct LineRow {
-    pub address: u64,
-    pub size: u64,
-    pub line: u32,
-    pub file: u32,
-}
-
-/// An inlined call inside a piece, its ranges already clipped to its parent's.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct InlineSite {
-    /// 0 for a call inlined straight into the function.
-    pub depth: u32,
-    /// The inlined function's name: a `.debug_info` offset (DWARF) or a name slot of
-    /// the unit (PDB), resolved to an origin id through [`UnitBodies::origins`].
-    pub origin: usize,
-    pub call_file: u32,
-    pub call_line: u32,
-    pub ranges: Vec<(u64, u64)>,
-}
+pub use crate::body::{InlineSite, LineRow};
 
 /// One contiguous piece of a function, with absolute addresses.
 #[derive(Debug, Clone)]

@@ -8,7 +8,7 @@ use crate::body::{self, BodyRef, UnitBodies};
 use crate::debuginfo::{DebugInfo, FunctionRecord};
 use crate::error::{Warning, WarningKind, Warnings};
 use crate::identity::Identity;
-use crate::symbols::Symbol;
+use crate::symbols::{Exports, Symbol};
 
 /// One `FILE`, `INLINE_ORIGIN`-numbered symbol file, ready to write.
 #[derive(Debug, Clone, Default)]
@@ -361,13 +361,6 @@ impl Sources {
             extra_info: Vec::new(),
         }
     }
-}
-
-/// A PE's exports at addresses in its code, by virtual address, as the export table
-/// lists them, with the output the file's size allows their names.
-pub(crate) struct Exports {
-    pub entries: Vec<(u64, Vec<u8>)>,
-    pub allowance: crate::untrusted::Allowance,
 }
 
 impl Module {

@@ -10,7 +10,6 @@ use object::{
 use crate::demangle::{Lang, demangle, sanitize};
 use crate::identity;
 use crate::load::Object;
-use crate::module::Exports;
 
 /// A defined function symbol at its absolute address, with its name as the symbol table
 /// has it. Names are demangled only when written ([`Symbol::display_name`]): a large
@@ -182,6 +181,13 @@ impl<'a> FunctionDescriptors<'a> {
         };
         Some((code != 0).then_some(code))
     }
+}
+
+/// A PE's exports at addresses in its code, by virtual address, as the export table
+/// lists them, with the output the file's size allows their names.
+pub(crate) struct Exports {
+    pub entries: Vec<(u64, Vec<u8>)>,
+    pub allowance: crate::untrusted::Allowance,
 }
 
 /// The exports of `obj` that point into its code, with their names' allowance (see

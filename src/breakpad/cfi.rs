@@ -188,6 +188,15 @@ pub(crate) fn init_record(out: &mut Vec<u8>, address: u64, len: u64, rules: &[(K
     out.push(b'\n');
 }
 
+#[cfg(any(feature = "fuzzing", test))]
+/// Rules as text pairs, for tests and the fuzz targets.
+pub(crate) fn to_strings(rules: &[(Key, Value)]) -> Vec<(String, String)> {
+    rules
+        .iter()
+        .map(|&(k, v)| (k.name().to_string(), value_text(v)))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -47,7 +47,11 @@ pub fn demangle(raw: &str, lang: Lang) -> String {
     // Swift's demangler runs in the helper process, on the stack it grows there
     // (`swift_helper::serve`): here a Swift name only costs a round trip.
     if is_swift(raw) {
-        return swift::demangle(raw).unwrap_or_else(|| raw.to_string());
+        // Only a helper process reads Swift names: in a process that started none, they
+        // stay raw.
+        return swift_helper::demangle(raw)
+            .flatten()
+            .unwrap_or_else(|| raw.to_string());
     }
     let need = stack_for(raw);
     stacker::maybe_grow(need, need, || demangle_unbounded(raw, lang))

@@ -34,16 +34,10 @@ pub fn is_swift(raw: &str) -> bool {
 }
 
 /// `raw` as `swift demangle` prints it: module-qualified, with the parameter list and
-/// result type, and with Swift's type sugar (`[Int]`, `Int?`). `None` when the
-/// demangler cannot read it.
-/// Only a helper process reads Swift names ([`super::swift_helper`]): in a process that
-/// started none, they stay raw.
-pub(super) fn demangle(raw: &str) -> Option<String> {
-    super::swift_helper::demangle(raw).flatten()
-}
-
-/// [`demangle`] in this process, behind the guard: what the helper runs. Names that
-/// exhaust memory through malloc are beyond the guard (see `swift_helper.rs`).
+/// result type, and with Swift's type sugar (`[Int]`, `Int?`); `None` when the
+/// demangler cannot read it. In this process, behind the guard: what the helper
+/// (`swift_helper.rs`) runs. Names that exhaust memory through malloc are beyond the
+/// guard.
 pub fn demangle_here(raw: &str) -> Option<String> {
     let symbol = CString::new(raw).ok()?;
     let mut buffer: Vec<u8> = Vec::with_capacity(MAX_DEMANGLED);

@@ -399,7 +399,7 @@ mod tests {
 
     fn rules(arch: CfiArch, encoding: u32) -> Vec<(String, String)> {
         match decode(arch, encoding, |_| Some(0x1234)).unwrap() {
-            Decoded::Rules(r) => crate::unwind::rows::to_strings(&r),
+            Decoded::Rules(r) => crate::breakpad::cfi::to_strings(&r),
             Decoded::Dwarf => panic!("dwarf"),
         }
     }

@@ -1150,7 +1150,7 @@ pub(crate) fn decode_exidx(exidx: &[u8], extab: &[u8]) -> Vec<Vec<(String, Strin
     exidx::entries(&exidx, |start| (start < 0x8000).then_some(0x8000))
         .iter()
         .filter_map(|e| match exidx::decode(&exidx, &extab, e) {
-            Ok(exidx::Unwind::Rules(r)) => Some(rows::to_strings(&r)),
+            Ok(exidx::Unwind::Rules(r)) => Some(crate::breakpad::cfi::to_strings(&r)),
             _ => None,
         })
         .collect()
@@ -1171,7 +1171,7 @@ pub(crate) fn pe_rows(pdata: &[u8], image: &[u8], arm64: bool) -> Vec<PeRows> {
     };
     let relative = |start: u32, rows: Vec<rows::Row>| -> Vec<(u32, Vec<(String, String)>)> {
         rows.into_iter()
-            .map(|(a, r)| (a.wrapping_sub(start), rows::to_strings(&r)))
+            .map(|(a, r)| (a.wrapping_sub(start), crate::breakpad::cfi::to_strings(&r)))
             .collect()
     };
     if arm64 {

@@ -540,7 +540,7 @@ mod tests {
     use super::*;
 
     fn rule(rules: &[(Key, Value)], name: &str) -> Option<String> {
-        super::super::rows::to_strings(rules)
+        crate::breakpad::cfi::to_strings(rules)
             .into_iter()
             .find(|r| r.0 == name)
             .map(|r| r.1)

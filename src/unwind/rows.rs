@@ -100,12 +100,3 @@ impl Token {
 
 /// One row: its address and its rules, sorted by key.
 pub(crate) type Row = (u32, Vec<(Key, Value)>);
-
-#[cfg(any(feature = "fuzzing", test))]
-/// Rules as text pairs, for tests and the fuzz targets.
-pub(crate) fn to_strings(rules: &[(Key, Value)]) -> Vec<(String, String)> {
-    rules
-        .iter()
-        .map(|&(k, v)| (k.name().to_string(), crate::breakpad::cfi::value_text(v)))
-        .collect()
-}
