@@ -30,16 +30,16 @@ if [ "${1:-}" = fetch ]; then
     cd "$work" && rm -rf "$work/tree-debs"
     if [ ${#missing[@]} -gt 0 ]; then
         echo "tree.sh: could not download ${missing[*]}; the tree is incomplete and its" \
-            "figures are not comparable with README's" >&2
+            "figures are not comparable with docs/PERFORMANCE.md's" >&2
         exit 1
     fi
-    touch "$tree/.complete" # every package unpacked: the tree README measures
+    touch "$tree/.complete" # every package unpacked: the tree docs/PERFORMANCE.md measures
     exit 0
 fi
 runs=${1:-3}
 [ -d "$tree/usr" ] || { echo "no tree: run bench/tree.sh fetch" >&2; exit 1; }
 [ -e "$tree/.complete" ] || echo "tree.sh: the tree is incomplete (bench/tree.sh fetch names" \
-    "what it could not download): its figures are not comparable with README's" >&2
+    "what it could not download): its figures are not comparable with docs/PERFORMANCE.md's" >&2
 cd "$root"
 cargo build --release --locked --quiet
 ours=$root/target/release/dumpsyms

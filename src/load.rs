@@ -677,7 +677,7 @@ fn decompress<'a>(c: &object::CompressedData<'a>) -> Result<Cow<'a, [u8]>, Strin
 /// kernel a step at a time, in one call each, ahead of it: the sections held whole
 /// (ceph-osd's `.debug_str`, `.debug_line` and range lists, 160 MB) were otherwise a
 /// page fault per 4 KiB as the inflater first wrote them, and a fault costs several
-/// times what asking for the same page in bulk does (README, Performance). Never more
+/// times what asking for the same page in bulk does (docs/PERFORMANCE.md). Never more
 /// than a step beyond what the stream has given is asked for, so that a section whose
 /// header claims far more than its stream holds costs no more memory than before.
 fn inflate_whole(data: &[u8], size: u64) -> Result<Vec<u8>, String> {

@@ -26,7 +26,7 @@ static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 /// system time. In the common arenas they are reused. What is left free there goes back
 /// to the kernel after 2 s rather than jemalloc's 10: with the large buffers kept
 /// there, a tree's two modules in flight held 540–715 MiB at their peak where they had
-/// held 420–630 (README, Performance). `MALLOC_CONF` in the environment
+/// held 420–630 (docs/PERFORMANCE.md). `MALLOC_CONF` in the environment
 /// (`_RJEM_MALLOC_CONF`) is read after this and overrides it.
 #[cfg(not(target_env = "msvc"))]
 #[unsafe(export_name = "_rjem_malloc_conf")]

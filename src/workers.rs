@@ -61,8 +61,7 @@ pub(crate) fn for_one_file(threads: usize, tail: &Arc<Tail>) -> Result<ThreadPoo
 /// then only adds threads for the kernel to share the same cores between (two files
 /// with an inflating thread and two workers each: six threads on two cores). Held, the
 /// whole tree with `--inlines` switched threads 6,200 times rather than 9,400 and took
-/// 2.3% less CPU and 1.2% less wall, means of 30 alternating runs (README,
-/// Performance). Once nothing is queued a file may be the last one running, and its
+/// 2.3% less CPU and 1.2% less wall, means of 30 alternating runs (docs/PERFORMANCE.md). Once nothing is queued a file may be the last one running, and its
 /// held workers are let go so that it has the cores the finished feeders leave.
 #[derive(Default)]
 pub(crate) struct Tail {

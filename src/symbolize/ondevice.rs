@@ -1,4 +1,4 @@
-//! The on-device stack trace (README, "symbolize"; the format Memfault's Linux SDK
+//! The on-device stack trace (docs/FORMAT.md; the format Memfault's Linux SDK
 //! writes when it unwinds a crashed process on the device): threads of program
 //! counters and the modules they fall in, each with its build ID, path, address
 //! range and the two offsets that undo ASLR. A PC's place in its ELF is
@@ -370,7 +370,7 @@ fn hex_value(v: &Value) -> Result<u64, String> {
 mod tests {
     use super::*;
 
-    /// The shared document's full example, its elided PCs left out.
+    /// docs/FORMAT.md's example in full (Memfault's), its elided PCs left out.
     const EXAMPLE: &str = r#"{
       "version": "1",
       "signal": "SIGSEGV",

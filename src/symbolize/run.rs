@@ -18,7 +18,7 @@ pub enum Format {
     /// The report, its frames resolved in place.
     Text,
     /// A JSON array: one record per frame found, the same fields for every kind of
-    /// report (README, "symbolize").
+    /// report (docs/GUIDE.md, "Symbolizing crash reports").
     Json,
 }
 
