@@ -36,7 +36,7 @@ pub fn unwind_section(data: &[u8]) {
         CfiArch::Mips,
     ];
     let arch = ARCHES[usize::from(pick >> 1) % ARCHES.len()];
-    let (out, _) = crate::unwind::render_section(section, pick & 1 == 1, arch);
+    let (out, _) = crate::unwind::fuzz::render_section(section, pick & 1 == 1, arch);
     check_stack_cfi(&out);
     assert!(
         out.len() as u64 <= crate::unwind::file_allowance(section.len() as u64),
@@ -58,7 +58,7 @@ pub fn dwarf_expression(data: &[u8]) {
         CfiArch::Ppc64,
     ][usize::from(pick) % 4];
     for pc in [None, Some(0x1234)] {
-        if let Some(postfix) = crate::unwind::translate_expression(expr, arch, pc) {
+        if let Some(postfix) = crate::unwind::fuzz::translate_expression(expr, arch, pc) {
             assert!(!postfix.contains('\n'), "{postfix:?}");
             assert!(!postfix.is_empty());
             // A postfix expression is at most a few tokens per operation.
@@ -76,7 +76,7 @@ pub fn exidx(data: &[u8]) {
     };
     let len = usize::from(u16::from_le_bytes([len[0], len[1]])).min(rest.len());
     let (exidx, extab) = rest.split_at(len);
-    for rules in crate::unwind::decode_exidx(exidx, extab) {
+    for rules in crate::unwind::fuzz::decode_exidx(exidx, extab) {
         assert!(rules.len() >= 2 && rules[0].0 == ".cfa" && rules[1].0 == ".ra");
         for (name, value) in rules {
             assert!(
@@ -89,7 +89,7 @@ pub fn exidx(data: &[u8]) {
 
 /// A Mach-O `__unwind_info` section, with every entry's encoding decoded.
 pub fn compact_unwind(data: &[u8]) {
-    crate::unwind::decode_compact(data);
+    crate::unwind::fuzz::decode_compact(data);
 }
 
 /// The sections naming companion files: `.gnu_debuglink`, `.gnu_debugaltlink`,
@@ -134,7 +134,7 @@ pub fn pe_unwind(data: &[u8]) {
     let entry = if arm64 { 8 } else { 12 };
     let split = (usize::from(pick >> 1) * entry).min(rest.len());
     let (pdata, image) = rest.split_at(split);
-    for rows in crate::unwind::pe_rows(pdata, image, arm64)
+    for rows in crate::unwind::fuzz::pe_rows(pdata, image, arm64)
         .into_iter()
         .flatten()
     {
@@ -392,7 +392,7 @@ mod tests {
         let mut input = vec![0u8];
         input.extend_from_slice(eh);
         unwind_section(&input);
-        let (out, skipped) = crate::unwind::render_section(eh, false, CfiArch::X86_64);
+        let (out, skipped) = crate::unwind::fuzz::render_section(eh, false, CfiArch::X86_64);
         assert!(out.len() > 1000 && skipped.is_empty(), "{skipped:?}");
         let info = file.section_by_name(".debug_info");
         if let Some(info) = info {
@@ -418,7 +418,7 @@ mod tests {
         }
         pe.extend_from_slice(&[1, 1, 1, 0, 1, 0x50, 0, 0]);
         pe_unwind(&pe);
-        let rows = crate::unwind::pe_rows(&pe[1..13], &pe[13..], false);
+        let rows = crate::unwind::fuzz::pe_rows(&pe[1..13], &pe[13..], false);
         assert_eq!(rows[0].as_ref().unwrap().len(), 2);
         symbol_file(
             b"MODULE Linux x86_64 0 a\nFUNC 10 10 0 f\n10 10 1 0\nINLINE 0 1 0 0 10 4\n\

@@ -18,7 +18,9 @@ use crate::module::{Function, Module};
 use crate::unwind::stack_win::StackWin;
 
 pub(crate) mod cfi;
+pub(crate) mod header;
 pub mod store;
+pub mod symfile;
 
 /// Functions formatted together: enough to keep every core busy, few enough that the
 /// chunk's text stays a few MB.

@@ -5,10 +5,15 @@
 //! programs, ranges, abbreviations), the units in flight and the encoded records, never
 //! all of `.debug_info` or an index of all its DIEs.
 
+mod clip;
+mod cursor;
+mod drafts;
+mod facts;
 mod keyed;
 mod line_program;
 mod lines;
 mod names;
+mod ranges;
 mod resolve;
 mod skim;
 mod split;

@@ -470,6 +470,31 @@ impl<'a> DieIndex<'_, 'a> {
     }
 }
 
+/// Merges `more` into `dies` (both in offset order, as lookups need them), with the
+/// parents' indexes moved to match.
+pub(super) fn merge_dies<'a>(dies: &mut Vec<DieInfo<'a>>, mut more: Vec<DieInfo<'a>>) {
+    if more.is_empty() {
+        return;
+    }
+    more.sort_unstable_by_key(|d| d.offset);
+    let old = std::mem::take(dies);
+    let mut moved = Vec::with_capacity(old.len());
+    let mut out = Vec::with_capacity(old.len() + more.len());
+    let mut more = more.into_iter().peekable();
+    for d in old {
+        out.extend(std::iter::from_fn(|| more.next_if(|m| m.offset < d.offset)));
+        moved.push(out.len() as u32);
+        out.push(d);
+    }
+    out.extend(more);
+    for d in &mut out {
+        if let Some(&p) = moved.get(d.parent as usize) {
+            d.parent = p;
+        }
+    }
+    *dies = out;
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -669,5 +694,57 @@ mod tests {
         assert_eq!(cache.origin(1 << 2, || unreachable!("interned once")), 7);
         // Its origin id comes with the name from then on.
         assert_eq!(cache.get(1 << 2), Some(linked(Some(Some("f()")), 7)));
+    }
+
+    #[test]
+    fn declarations_read_late_take_their_place_and_parents_follow() {
+        let die = |offset, parent, name: &'static str| DieInfo {
+            offset,
+            parent,
+            kind: ScopeKind::Function,
+            name: Some(LazyStr::Bytes(name.as_bytes())),
+            linkage: None,
+            target: None,
+        };
+        // A namespace (0) holding a class (1), a function after it (2), and one at the
+        // top (3); the declarations read late sit in the class and the namespace.
+        let mut dies = vec![
+            die(10, NONE, "ns"),
+            die(20, 0, "C"),
+            die(90, 0, "f"),
+            die(200, NONE, "g"),
+        ];
+        let late = vec![die(60, 1, "C::m2"), die(30, 1, "C::m1"), die(95, 0, "h")];
+        merge_dies(&mut dies, late);
+        let got: Vec<(usize, &str)> = dies
+            .iter()
+            .map(|d| {
+                let parent = dies.get(d.parent as usize).map_or(usize::MAX, |p| p.offset);
+                let Some(LazyStr::Bytes(n)) = d.name else {
+                    unreachable!()
+                };
+                (parent, std::str::from_utf8(n).unwrap())
+            })
+            .collect();
+        let offsets: Vec<usize> = dies.iter().map(|d| d.offset).collect();
+        assert_eq!(offsets, [10, 20, 30, 60, 90, 95, 200]);
+        let top = usize::MAX;
+        assert_eq!(
+            got,
+            [
+                (top, "ns"),
+                (10, "C"),
+                (20, "C::m1"),
+                (20, "C::m2"),
+                (10, "f"),
+                (10, "h"),
+                (top, "g")
+            ]
+        );
+        // Nothing to merge leaves the index as it was.
+        let before: Vec<usize> = dies.iter().map(|d| d.parent as usize).collect();
+        merge_dies(&mut dies, Vec::new());
+        let after: Vec<usize> = dies.iter().map(|d| d.parent as usize).collect();
+        assert_eq!(before, after);
     }
 }

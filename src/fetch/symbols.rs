@@ -3,7 +3,6 @@
 //! Mozilla's and Sentry's) fetch, cached in a store of the same layout so that the next
 //! run reads it from disk.
 
-use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use super::http::{self, Download};
@@ -81,20 +80,10 @@ impl SymbolServers {
 /// Whether `path` starts with the `MODULE` record of debug id `id`: what a server must
 /// send (an error page served with 200, or another build's file, is refused).
 fn is_symbol_file_of(path: &Path, id: &str) -> Result<(), String> {
-    let mut head = Vec::with_capacity(512);
-    std::fs::File::open(path)
-        .and_then(|f| f.take(512).read_to_end(&mut head))
-        .map_err(|e| e.to_string())?;
-    let line = head.split(|&b| b == b'\n').next().unwrap_or_default();
-    let line = String::from_utf8_lossy(line);
-    let mut fields = line.trim_end().split(' ');
-    if fields.next() != Some("MODULE") {
-        return Err("not a Breakpad symbol file (no MODULE record first)".into());
-    }
-    match fields.nth(2) {
-        Some(have) if have.eq_ignore_ascii_case(id) => Ok(()),
-        Some(have) => Err(format!("wrong build: its debug id is {have}")),
-        None => Err("its MODULE record has no debug id".into()),
+    let have = crate::breakpad::header::read_header(path)?.module.id;
+    match have.eq_ignore_ascii_case(id) {
+        true => Ok(()),
+        false => Err(format!("wrong build: its debug id is {have}")),
     }
 }
 

@@ -11,7 +11,7 @@ pub mod render;
 pub mod run;
 pub mod sources;
 pub mod store;
-pub mod symfile;
+pub use crate::breakpad::symfile;
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -84,10 +84,7 @@ struct Unverified {
     code: Option<Arc<[(u64, u64)]>>,
 }
 
-/// How deep a chain of inlined calls is followed: compilers stop inlining far sooner
-/// (GCC's and LLVM's deepest real chains are a few dozen), and a crafted file's
-/// million nested INLINE records would otherwise print a million frames per address.
-pub const MAX_INLINE_DEPTH: usize = 256;
+pub use symfile::MAX_INLINE_DEPTH;
 
 /// How far past its last record an offset counted in virtual addresses may be before
 /// it is taken for a non-PIE program's (whose load address is not known) rather than

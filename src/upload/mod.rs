@@ -62,41 +62,20 @@ impl SymbolFile {
     /// Reads the MODULE record of the symbol file at `path`, and the image name of its
     /// `INFO CODE_ID` record when one follows.
     pub fn read(path: &Path) -> Result<SymbolFile, String> {
-        let file = std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
-        let mut reader = std::io::BufReader::new(std::io::Read::take(file, 64 << 10));
-        let line = |reader: &mut std::io::BufReader<_>| -> Result<String, String> {
-            let mut l = String::new();
-            std::io::BufRead::read_line(reader, &mut l)
-                .map_err(|e| format!("{}: {e}", path.display()))?;
-            Ok(l.trim_end().to_string())
-        };
-        let first = line(&mut reader)?;
-        let f: Vec<&str> = first.splitn(5, ' ').collect();
-        let ["MODULE", os, cpu, id, name] = f[..] else {
-            return Err(format!(
-                "{}: not a symbol file (no MODULE record first)",
-                path.display()
-            ));
-        };
+        let at = |e: String| format!("{}: {e}", path.display());
+        let header = crate::breakpad::header::read_header(path).map_err(at)?;
+        let m = header.module;
         // Both become path components on the server and in Tecken's zips.
         let in_record = |e: String| format!("{}: in its MODULE record, {e}", path.display());
-        crate::untrusted::path_component(name, "the module name").map_err(in_record)?;
-        crate::untrusted::path_component(id, "the debug id").map_err(in_record)?;
-        // `INFO CODE_ID <id> <image name>` comes right after MODULE when it is there.
-        let second = line(&mut reader)?;
-        let code_file = second
-            .strip_prefix("INFO CODE_ID ")
-            .and_then(|rest| rest.split_once(' '))
-            .map(|(_, image)| image.to_string())
-            .filter(|image| !image.is_empty())
-            .unwrap_or_else(|| name.to_string());
+        crate::untrusted::path_component(&m.name, "the module name").map_err(in_record)?;
+        crate::untrusted::path_component(&m.id, "the debug id").map_err(in_record)?;
         Ok(SymbolFile {
             path: path.to_path_buf(),
-            os: os.into(),
-            cpu: cpu.into(),
-            debug_id: id.replace('-', ""),
-            name: name.into(),
-            code_file,
+            os: m.os,
+            cpu: m.arch,
+            debug_id: m.id.replace('-', ""),
+            code_file: header.code_file.unwrap_or_else(|| m.name.clone()),
+            name: m.name,
         })
     }
 

@@ -9,6 +9,13 @@
 //! A damaged record is skipped with a warning naming its line; the rest of the file is
 //! still used, as stack walkers do.
 
+/// How deep a chain of inlined calls is followed: compilers stop inlining far sooner
+/// (GCC's and LLVM's deepest real chains are a few dozen), and a crafted file's
+/// million nested INLINE records would otherwise print a million frames per address.
+pub const MAX_INLINE_DEPTH: usize = 256;
+
+pub use super::header::{Header, ModuleRecord, header, read_header};
+
 /// A name in the file: `len` bytes from `at`.
 #[derive(Clone, Copy, Debug, Default)]
 struct Text {
@@ -50,15 +57,6 @@ struct InlineRange {
 struct Public {
     addr: u64,
     name: Text,
-}
-
-/// The MODULE record.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct ModuleRecord {
-    pub os: String,
-    pub arch: String,
-    pub id: String,
-    pub name: String,
 }
 
 /// A line the reader could not use, by its number (from 1).
@@ -467,10 +465,7 @@ impl<B: AsRef<[u8]>> SymFile<B> {
             *used = now;
             return b.clone();
         }
-        let b = std::sync::Arc::new(Body::index(
-            body,
-            max_depth.min(crate::symbolize::MAX_INLINE_DEPTH),
-        ));
+        let b = std::sync::Arc::new(Body::index(body, max_depth.min(MAX_INLINE_DEPTH)));
         self.read_through(body.len());
         let size = b.bytes() + INDEX_ENTRY;
         if cache.bytes + size > INDEX_BUDGET {
@@ -494,9 +489,7 @@ fn read_body(
 ) -> (Option<LineRec>, Vec<InlineRange>, bool) {
     let mut line: Option<LineRec> = None;
     // The best range at each depth up to one past `max_depth` (to tell a cut).
-    let keep = max_depth
-        .saturating_add(1)
-        .min(crate::symbolize::MAX_INLINE_DEPTH + 1);
+    let keep = max_depth.saturating_add(1).min(MAX_INLINE_DEPTH + 1);
     let mut best: Vec<Option<InlineRange>> = Vec::new();
     each_record(
         body,

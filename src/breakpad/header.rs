@@ -1,0 +1,59 @@
+//! The records at the start of a symbol file that name its module, read the same way
+//! wherever a symbol file is looked at: an upload's fields, a download's check, and
+//! the reader of [`super::symfile`].
+
+/// The MODULE record.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ModuleRecord {
+    pub os: String,
+    pub arch: String,
+    pub id: String,
+    pub name: String,
+}
+
+/// The records at the start of a symbol file that name its module: the `MODULE` record
+/// and, when the next line is one, the image name of its `INFO CODE_ID` record. What an
+/// upload sends as the module's fields and a download is checked by.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Header {
+    pub module: ModuleRecord,
+    pub code_file: Option<String>,
+}
+
+/// Reads the [`Header`] of the symbol file at `path` from its first 64 KiB.
+pub fn read_header(path: &std::path::Path) -> Result<Header, String> {
+    use std::io::Read;
+    let mut head = Vec::with_capacity(4096);
+    std::fs::File::open(path)
+        .and_then(|f| f.take(64 << 10).read_to_end(&mut head))
+        .map_err(|e| e.to_string())?;
+    header(&head)
+}
+
+/// The [`Header`] at the start of `text`.
+pub fn header(text: &[u8]) -> Result<Header, String> {
+    let mut lines = text.split(|&b| b == b'\n').map(|l| {
+        let l = String::from_utf8_lossy(l);
+        l.trim_end_matches(['\r', '\n']).to_string()
+    });
+    let first = lines.next().unwrap_or_default();
+    let fields: Vec<&str> = first.splitn(5, ' ').collect();
+    let ["MODULE", os, arch, id, name] = fields[..] else {
+        return Err("not a Breakpad symbol file (no MODULE record first)".into());
+    };
+    let module = ModuleRecord {
+        os: os.into(),
+        arch: arch.into(),
+        id: id.into(),
+        name: name.into(),
+    };
+    // `INFO CODE_ID <id> <image name>` comes right after MODULE when it is there.
+    let code_file = lines
+        .next()
+        .and_then(|l| {
+            let (_, image) = l.strip_prefix("INFO CODE_ID ")?.split_once(' ')?;
+            Some(image.to_string())
+        })
+        .filter(|image| !image.is_empty());
+    Ok(Header { module, code_file })
+}
