@@ -160,7 +160,8 @@ impl ById {
                 self.file
             ))
         })?;
-        let executable = client.executable(&build_id);
+        let verify = |p: &std::path::Path| crate::locate::has_build_id(p, &build_id);
+        let executable = client.executable(&build_id, &verify);
         let mut problems = executable.problems.clone();
         if let Some(input) = executable.path {
             return Ok(Local {
@@ -170,7 +171,7 @@ impl ById {
                 problems,
             });
         }
-        let debuginfo = client.debuginfo(&build_id);
+        let debuginfo = client.debuginfo(&build_id, &verify);
         problems.extend(debuginfo.problems.iter().cloned());
         let mut asked = executable.asked;
         asked.extend(debuginfo.asked.iter().cloned());

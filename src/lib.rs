@@ -19,6 +19,7 @@ pub mod batch;
 mod body;
 mod breakpad;
 pub mod byid;
+mod contain;
 mod debuginfo;
 mod demangle;
 mod dwarf;

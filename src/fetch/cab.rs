@@ -45,7 +45,7 @@ pub(crate) fn inflate_one<R: Read + Seek>(
     // The cab crate indexes its tables with counts read from the file, and a damaged
     // cabinet can panic inside it (an index out of bounds, found by the cabinet fuzz
     // target): contained, that is an error like any other damage.
-    crate::pdb::contained_as("the cabinet reader", || {
+    crate::contain::contained_as("the cabinet reader", || {
         inflate(reader, name, max_size, out)
     })?
 }

@@ -68,27 +68,35 @@ impl Debuginfod {
     }
 
     /// The debug file with build ID `build_id`: from the cache, else from the first
-    /// server that has it (then cached).
-    pub fn debuginfo(&self, build_id: &[u8]) -> Fetched {
-        self.fetch(build_id, Artifact::Debuginfo)
+    /// server that has it (then cached). Only a file `verify` accepts is kept, in the
+    /// cache or from a server: the network code reads no object files itself.
+    pub fn debuginfo(
+        &self,
+        build_id: &[u8],
+        verify: &dyn Fn(&Path) -> Result<(), String>,
+    ) -> Fetched {
+        self.fetch(build_id, Artifact::Debuginfo, verify)
     }
 
     /// The executable or shared library with build ID `build_id` (its loadable
     /// segments, `.eh_frame` and symbol tables, which a debug file leaves out), as
     /// [`Debuginfod::debuginfo`] fetches the debug file.
-    pub fn executable(&self, build_id: &[u8]) -> Fetched {
-        self.fetch(build_id, Artifact::Executable)
+    pub fn executable(
+        &self,
+        build_id: &[u8],
+        verify: &dyn Fn(&Path) -> Result<(), String>,
+    ) -> Fetched {
+        self.fetch(build_id, Artifact::Executable, verify)
     }
 
-    fn fetch(&self, build_id: &[u8], artifact: Artifact) -> Fetched {
+    fn fetch(&self, build_id: &[u8], artifact: Artifact, verify: http::Verify) -> Fetched {
         let hex: String = build_id.iter().map(|b| format!("{b:02x}")).collect();
         let kind = artifact.name();
         let mut out = Fetched::default();
         let cached = self.cache.join(&hex).join(kind);
         out.asked
             .push(format!("debuginfod cache {}", cached.display()));
-        let verify = |path: &Path| has_build_id(path, build_id);
-        if http::cached_is_good(&cached, &verify) {
+        if http::cached_is_good(&cached, verify) {
             out.path = Some(cached);
             return out;
         }
@@ -103,7 +111,7 @@ impl Debuginfod {
                 &url,
                 &cached,
                 &what,
-                &verify,
+                verify,
             ) {
                 Download::Saved => {
                     out.path = Some(cached);
@@ -133,22 +141,4 @@ impl Artifact {
             Artifact::Executable => "executable",
         }
     }
-}
-
-/// Whether the file at `path` is an object file with build ID `want` (in its note, or
-/// in the `.debug_sup` section of a DWARF 5 supplementary file): what a debuginfod
-/// server must send for `/buildid/<want>/debuginfo`.
-fn has_build_id(path: &Path, want: &[u8]) -> Result<(), String> {
-    let input = crate::load::Input::open(path).map_err(|e| e.kind.to_string())?;
-    let obj = crate::load::Object::parse_any(&input).map_err(|e| e.kind.to_string())?;
-    let own = crate::identity::build_id(&obj);
-    let sup = crate::dwarf::sup::debug_sup(&obj, true);
-    if own == Some(want) || sup.as_ref().is_some_and(|s| s.build_id == want) {
-        return Ok(());
-    }
-    let hex = |id: &[u8]| crate::identity::hex_upper(id).to_lowercase();
-    Err(match own {
-        Some(id) => format!("wrong build: the file's build ID is {}", hex(id)),
-        None => "the file has no build ID".to_string(),
-    })
 }

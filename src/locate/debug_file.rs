@@ -58,7 +58,7 @@ fn from_debuginfod(
     let client = opts.debuginfod.as_ref()?;
     search.debuginfod = Some(client.servers.clone());
     let build_id = identity::build_id(obj).filter(|id| id.len() >= 2)?;
-    let fetched = client.debuginfo(build_id);
+    let fetched = client.debuginfo(build_id, &|p| super::has_build_id(p, build_id));
     search.tried.extend(fetched.asked);
     search.servers.extend(fetched.problems);
     open_matching(&fetched.path?, identity::build_id(obj), None, warnings)

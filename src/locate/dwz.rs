@@ -28,7 +28,7 @@ pub(super) fn find(
     }
     let mut searched: Vec<String> = candidates.iter().map(|c| c.display().to_string()).collect();
     if let Some(client) = debuginfod.filter(|_| link.build_id.len() >= 2) {
-        let fetched = client.debuginfo(&link.build_id);
+        let fetched = client.debuginfo(&link.build_id, &|p| super::has_build_id(p, &link.build_id));
         for problem in fetched.problems {
             warnings.push(WarningKind::Server, problem);
         }

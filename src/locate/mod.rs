@@ -146,3 +146,22 @@ impl Companions for Finder<'_> {
         split::load_dwo(path, warnings)
     }
 }
+
+/// Whether the file at `path` is an object file with build ID `want` (in its note, or
+/// in the `.debug_sup` section of a DWARF 5 supplementary file): what a debuginfod
+/// server must send for `/buildid/<want>/debuginfo`, checked here rather than by the
+/// network code.
+pub(crate) fn has_build_id(path: &Path, want: &[u8]) -> Result<(), String> {
+    let input = crate::load::Input::open(path).map_err(|e| e.kind.to_string())?;
+    let obj = crate::load::Object::parse_any(&input).map_err(|e| e.kind.to_string())?;
+    let own = crate::identity::build_id(&obj);
+    let sup = crate::dwarf::sup::debug_sup(&obj, true);
+    if own == Some(want) || sup.as_ref().is_some_and(|s| s.build_id == want) {
+        return Ok(());
+    }
+    let hex = |id: &[u8]| crate::identity::hex_upper(id).to_lowercase();
+    Err(match own {
+        Some(id) => format!("wrong build: the file's build ID is {}", hex(id)),
+        None => "the file has no build ID".to_string(),
+    })
+}

@@ -54,7 +54,7 @@ pub(super) fn extract(
     inlines: bool,
     warnings: &mut Warnings,
 ) -> Result<DebugInfo, Error> {
-    let weights = super::contain::contained(|| -> Result<Vec<u64>, Error> {
+    let weights = crate::contain::contained(|| -> Result<Vec<u64>, Error> {
         let mut pdb = open(path, bytes)?;
         let dbi = pdb
             .debug_information()
@@ -80,7 +80,7 @@ pub(super) fn extract(
     let results: Vec<Vec<ModuleResult>> = ranges
         .into_par_iter()
         .map(|(first, end)| {
-            super::contain::contained(|| read_modules(path, bytes, first, end, inlines))
+            crate::contain::contained(|| read_modules(path, bytes, first, end, inlines))
                 .unwrap_or_else(|why| {
                     vec![ModuleResult {
                         warnings: vec![format!(
@@ -101,7 +101,7 @@ pub(super) fn extract(
     wanted.sort_unstable();
     wanted.dedup();
     let mut w = Warnings::default();
-    let names = super::contain::contained(|| names::InlineeNames::read(&mut pdb, &wanted, &mut w))
+    let names = crate::contain::contained(|| names::InlineeNames::read(&mut pdb, &wanted, &mut w))
         .unwrap_or_else(|why| {
             warnings.push(
                 WarningKind::Pdb,
@@ -110,7 +110,7 @@ pub(super) fn extract(
             names::InlineeNames::default()
         });
     warnings.extend(w);
-    let strings = super::contain::contained(|| pdb.string_table().ok())
+    let strings = crate::contain::contained(|| pdb.string_table().ok())
         .ok()
         .flatten();
     let mut allowance = crate::untrusted::Allowance::for_input(bytes.len());
@@ -186,7 +186,7 @@ fn read_modules(
         };
         if index >= first {
             let read =
-                super::contain::contained(|| read_module(&mut pdb, &address_map, &module, inlines));
+                crate::contain::contained(|| read_module(&mut pdb, &address_map, &module, inlines));
             out.push(read.unwrap_or_else(|why| ModuleResult {
                 warnings: vec![format!(
                     "PDB module {}: {why}; its functions are left out",

@@ -5,8 +5,7 @@
 //! (`frames.rs`). Everything comes out as the format-neutral records of
 //! [`crate::debuginfo`], with RVAs for addresses.
 
-mod contain;
-pub(crate) use contain::contained_as;
+use crate::contain;
 mod frames;
 mod functions;
 mod msf;

@@ -192,7 +192,7 @@ impl Sources {
         let client = self.debuginfod.as_mut()?;
         let mut now = client.clone();
         now.limits = within(client.limits, left);
-        let fetched = now.debuginfo(&id);
+        let fetched = now.debuginfo(&id, &|p| crate::locate::has_build_id(p, &id));
         // A server that failed (down, stalled, dripping) is not asked again in this
         // run: each build ID would wait for it as long again.
         client

@@ -1,8 +1,9 @@
-//! Containing the `pdb` crate's panics. It indexes and splits its buffers with lengths
-//! read from the file, so a damaged PDB can panic inside it (`mid > len` in a line
-//! table, found by the corruption tests). Its parsers are called through [`contained`],
-//! which turns such a panic into an error for the caller to report as damage, and
-//! keeps the panic message off stderr: it is reported as a warning naming the file.
+//! Containing other crates' panics on damaged input. The `pdb` crate indexes and splits
+//! its buffers with lengths read from the file, so a damaged PDB can panic inside it
+//! (`mid > len` in a line table, found by the corruption tests); the cabinet reader
+//! likewise. Their parsers are called through [`contained`] and [`contained_as`],
+//! which turn such a panic into an error for the caller to report as damage, and keep
+//! the panic message off stderr: it is reported as a warning naming the file.
 
 use std::cell::Cell;
 use std::panic::{self, AssertUnwindSafe};
