@@ -22,6 +22,7 @@ use crate::{Dump, Options, tree};
 /// Where a symbol file goes.
 #[derive(Debug, Clone)]
 pub enum Destination {
+    /// Standard output, streamed as it is written.
     Stdout,
     /// This file, replaced atomically.
     File(PathBuf),
@@ -43,9 +44,16 @@ pub trait Report: Sync {
 /// The steps of a batch, in order: `Start` once, `File` and `Done` per file, `Finish`.
 #[derive(Debug, Clone, Copy)]
 pub enum Progress<'a> {
-    Start { files: usize },
+    /// The batch begins, with this many files (or rows) to do.
+    Start {
+        /// How many.
+        files: usize,
+    },
+    /// This file is begun.
     File(&'a Path),
+    /// A file is done.
     Done,
+    /// The batch is done.
     Finish,
 }
 
@@ -54,6 +62,7 @@ pub enum Progress<'a> {
 pub enum Failure {
     /// Standard output was closed by its reader: stop quietly.
     BrokenPipe,
+    /// Anything else, in words, naming the input.
     Message(String),
     /// A module asked for by id that no server has.
     NotFound(String),
@@ -61,12 +70,14 @@ pub enum Failure {
 
 /// The options of a dump and how much to say about it.
 pub struct Batch<'a> {
+    /// How each input is dumped.
     pub opts: &'a Options,
     /// `--shard`: only this share of the modules is written.
     pub shard: Option<Shard>,
     /// Every warning, every path tried, every file written (`-v`), rather than a
     /// count.
     pub verbose: bool,
+    /// Where every line for the user goes.
     pub report: &'a dyn Report,
     /// `--skip-existing` with a server to ask: modules it has are not dumped.
     pub remote: Option<&'a Remote>,

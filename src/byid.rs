@@ -38,6 +38,7 @@ pub struct Local {
 /// request that cannot be answered.
 #[derive(Debug)]
 pub struct Unavailable {
+    /// Why, naming the module and where it was looked for.
     pub message: String,
     /// True when every server asked answered that it does not have it.
     pub not_found: bool,

@@ -23,6 +23,7 @@ pub enum ErrorKind {
     #[error("corrupt file: bad headers ({source}); is the file truncated?")]
     Headers {
         #[source]
+        /// What the object crate found wrong.
         source: object::Error,
     },
     /// A PDB stream that is needed cannot be read.
@@ -33,6 +34,7 @@ pub enum ErrorKind {
         /// What is wrong, in this tool's words (a truncated stream says so).
         detail: String,
         #[source]
+        /// What the pdb crate said.
         source: pdb::Error,
     },
     /// No worker threads could be started to dump it.
@@ -103,6 +105,7 @@ pub enum WarningKind {
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Warning {
+    /// What the warning is about (its area), for filtering and counting.
     pub kind: WarningKind,
     /// The section, stream or file it is about, when it is about one.
     pub scope: Option<String>,
@@ -174,14 +177,17 @@ impl Warnings {
         }));
     }
 
+    /// The warnings, in the order they were found.
     pub fn iter(&self) -> std::slice::Iter<'_, Warning> {
         self.0.iter()
     }
 
+    /// How many warnings there are.
     pub fn len(&self) -> usize {
         self.0.len()
     }
 
+    /// Whether there are none.
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }

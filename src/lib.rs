@@ -13,6 +13,7 @@
 //! Everything else (the readers of each format, the unwind-table decoders, the finder of
 //! companion files) is private to the crate; `docs/ARCHITECTURE.md` shows the house.
 
+#![warn(missing_docs)]
 #![warn(clippy::too_many_lines)]
 
 pub mod batch;
@@ -128,7 +129,9 @@ impl Default for Options {
 /// The result of dumping one file: the model and what was lost on the way.
 #[derive(Debug)]
 pub struct Dump {
+    /// The symbol file's contents.
     pub module: Module,
+    /// What was lost to damaged or unsupported input, and failing servers.
     pub warnings: Warnings,
     /// The separate debug file the DWARF came from, if one was used.
     pub debug_file: Option<PathBuf>,

@@ -10,7 +10,9 @@ use crate::byid::ById;
 /// One row of a list that cannot be used, by its line number (from 1).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BadRow {
+    /// Its line number, from 1.
     pub line: usize,
+    /// What is wrong with it.
     pub problem: String,
 }
 

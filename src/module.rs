@@ -13,10 +13,15 @@ use crate::symbols::{Exports, Symbol};
 /// One `FILE`, `INLINE_ORIGIN`-numbered symbol file, ready to write.
 #[derive(Debug, Clone, Default)]
 pub struct Module {
+    /// The `MODULE` record's operating system field.
     pub os: String,
+    /// The `MODULE` record's CPU field.
     pub arch: String,
+    /// The debug id: 32 hex digits of GUID and the age.
     pub debug_id: String,
+    /// The code id (`INFO CODE_ID`): a GNU build ID, or a PE's timestamp and size.
     pub code_id: Option<String>,
+    /// The module name.
     pub name: String,
     /// Extra `INFO KEY value` records (build metadata), after `CODE_ID` and `GENERATOR`.
     pub extra_info: Vec<(String, String)>,
@@ -46,9 +51,13 @@ pub struct Module {
 /// A `FUNC` record; its line and `INLINE` records come from [`Module::records`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Function {
+    /// Start, relative to the module's load address.
     pub address: u64,
+    /// Length in bytes.
     pub size: u64,
+    /// The demangled name.
     pub name: String,
+    /// Whether other symbols share this code (the `m` field).
     pub multiple: bool,
     /// Bytes of stack arguments (x86 Windows); 0 elsewhere.
     pub param_size: u32,
@@ -58,27 +67,39 @@ pub struct Function {
 /// A line record.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Line {
+    /// Start, relative to the module's load address.
     pub address: u64,
+    /// Length in bytes.
     pub size: u64,
+    /// The source line.
     pub line: u32,
+    /// The `FILE` record's number.
     pub file: u32,
 }
 
 /// An `INLINE` record.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Inline {
+    /// Nesting: 0 for a call inlined straight into the function.
     pub depth: u32,
+    /// The line of the call.
     pub call_line: u32,
+    /// The `FILE` record's number of the call.
     pub call_file: u32,
+    /// The `INLINE_ORIGIN` record's number of the inlined function.
     pub origin: u32,
+    /// The inlined code's ranges, as (start, length).
     pub ranges: Vec<(u64, u64)>,
 }
 
 /// A `PUBLIC` record.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Public {
+    /// The symbol's address, relative to the module's load address.
     pub address: u64,
+    /// The demangled name.
     pub name: String,
+    /// Whether other symbols share this address (the `m` field).
     pub multiple: bool,
     /// Bytes of stack arguments (x86 Windows); 0 elsewhere.
     pub param_size: u32,

@@ -5,9 +5,13 @@
 /// The MODULE record.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ModuleRecord {
+    /// The operating system field (`Linux`, `windows`, `mac`, …).
     pub os: String,
+    /// The CPU field (`x86_64`, `arm64`, …).
     pub arch: String,
+    /// The debug id, as written (33 hex digits, or with hyphens).
     pub id: String,
+    /// The module name (the rest of the line: it may hold spaces).
     pub name: String,
 }
 
@@ -16,7 +20,9 @@ pub struct ModuleRecord {
 /// upload sends as the module's fields and a download is checked by.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Header {
+    /// The `MODULE` record.
     pub module: ModuleRecord,
+    /// The image name of the `INFO CODE_ID` record right after it, when there is one.
     pub code_file: Option<String>,
 }
 

@@ -62,7 +62,9 @@ struct Public {
 /// A line the reader could not use, by its number (from 1).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Damage {
+    /// Its line number, from 1.
     pub line: u64,
+    /// What is wrong with it.
     pub problem: &'static str,
 }
 
@@ -91,11 +93,14 @@ const RELEASE_EVERY: usize = 64 << 20;
 /// site).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Frame<'a> {
+    /// The function's name (of the inlined function, for an inlined frame).
     pub function: &'a str,
     /// Offset of the address from the function's start (FUNC or PUBLIC), for the
     /// outermost frame; inlined frames have none.
     pub offset: Option<u64>,
+    /// The source file, when a line record (or call site) names one.
     pub file: Option<&'a str>,
+    /// The source line, when known (line 0 is no line).
     pub line: Option<u32>,
     /// True for every frame but the outermost: an inlined call.
     pub inlined: bool,
@@ -116,6 +121,7 @@ pub struct Cut {
 /// A parsed symbol file. `B` holds the text (a map of the file, or bytes in memory).
 pub struct SymFile<B> {
     data: B,
+    /// The `MODULE` record, when the file has one.
     pub module: Option<ModuleRecord>,
     files: Vec<(u32, Text)>,
     origins: Vec<(u32, Text)>,

@@ -16,6 +16,7 @@ pub struct SymbolServers {
     pub urls: Vec<String>,
     /// A store (`<name>/<id>/<name>.sym`) holding what was fetched.
     pub cache: PathBuf,
+    /// How long and how much a download may take.
     pub limits: Limits,
     /// Further attempts after a failure that may pass (5xx, network).
     pub retries: u32,

@@ -15,12 +15,18 @@ pub enum Store {
     Dir(PathBuf),
     /// `srv*[cache*...]*url`: local stores tried first, in order, then the server; what
     /// the server has is saved into the first local store.
-    Server { caches: Vec<PathBuf>, url: String },
+    Server {
+        /// The local stores given before the URL.
+        caches: Vec<PathBuf>,
+        /// The server.
+        url: String,
+    },
 }
 
 /// A parsed symbol path.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SymbolPath {
+    /// The stores, in the order they are tried.
     pub stores: Vec<Store>,
     /// How long and how much a download may take (`--server-timeout` and the like).
     pub limits: Limits,

@@ -75,9 +75,13 @@ pub struct Frame<'a> {
     pub module: &'a str,
     /// The GNU build ID printed beside it, if any (hex).
     pub build_id: Option<&'a str>,
+    /// The offset, counted as `base` says.
     pub offset: u64,
+    /// What the offset counts from.
     pub base: Base,
+    /// Whether the address is where the thread stopped or a return address.
     pub pc: Pc,
+    /// Which kind of report wrote it (how the output is laid out).
     pub family: Family,
     /// The bytes of the line that the resolved frame replaces or follows.
     pub span: Range<usize>,

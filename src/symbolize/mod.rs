@@ -37,8 +37,11 @@ impl AsRef<[u8]> for Bytes {
 /// further modules load.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Resolved {
+    /// The function's name.
     pub function: String,
+    /// The source file, when known.
     pub file: Option<String>,
+    /// The source line, when known.
     pub line: Option<u32>,
     /// An inlined call (every frame of an address but its last).
     pub inlined: bool,
@@ -50,7 +53,9 @@ pub enum Outcome {
     /// The address resolved to these frames. `unverified`: from a local file the report
     /// does not identify (no build ID), which is right only if it is the same build.
     Frames {
+        /// Innermost first: each inlined call, then the function.
         frames: Vec<Resolved>,
+        /// Resolved from a file found by name alone.
         unverified: bool,
     },
     /// The module's symbol file was read, but no record covers the address.
@@ -128,6 +133,7 @@ impl Symbolizer {
         })
     }
 
+    /// A symbolizer reading from `sources`.
     pub fn with_sources(sources: Sources) -> Symbolizer {
         Symbolizer {
             warnings: sources.missing_dirs(),

@@ -11,21 +11,32 @@ use super::input::{Base, Pc};
 /// A module of the trace.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Module {
+    /// The module's path on the device.
     pub path: String,
+    /// Its GNU build ID, in hex, when the trace gives one.
     pub build_id: Option<String>,
+    /// The start of its mapped range.
     pub start: u64,
+    /// The end of its mapped range (exclusive).
     pub end: u64,
+    /// Where it was loaded (`runtime_offset`).
     pub runtime_offset: u64,
+    /// The ELF address the mapping starts at (`compiled_offset`).
     pub compiled_offset: u64,
 }
 
 /// One PC of a thread, placed in its module (None when no module's range holds it).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Frame {
+    /// The PC as the trace gives it.
     pub pc: u64,
+    /// The module it falls in, by index.
     pub module: Option<usize>,
+    /// Its place in the module: `pc − runtime_offset + compiled_offset`.
     pub offset: u64,
+    /// What the offset counts from.
     pub base: Base,
+    /// Where the thread stopped, or a return address.
     pub kind: Pc,
 }
 
@@ -33,7 +44,9 @@ pub struct Frame {
 /// [`Trace::frame`] as they are read: a PC costs 8 bytes here).
 #[derive(Debug, Default)]
 pub struct Trace {
+    /// The modules mapped.
     pub modules: Vec<Module>,
+    /// Each thread's PCs, where it stopped first.
     pub threads: Vec<Vec<u64>>,
     /// Modules left out, and why.
     pub warnings: Vec<String>,

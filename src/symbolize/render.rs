@@ -13,7 +13,9 @@ use super::input::{Family, Frame};
 /// Counts of a report's frames.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub struct Tally {
+    /// Frames resolved.
     pub resolved: u64,
+    /// Frames found but not resolved.
     pub unresolved: u64,
 }
 
@@ -23,6 +25,7 @@ pub struct Tally {
 pub struct Renderer {
     /// Frames inserted so far in the current sanitizer stack (inlined calls).
     shift: u64,
+    /// The frames' count so far.
     pub tally: Tally,
 }
 

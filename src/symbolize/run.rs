@@ -32,6 +32,7 @@ pub const MAX_TRACE: u64 = 64 << 20;
 /// What is written may be this many times what was read (the report and the symbol
 /// files), plus [`OUTPUT_SLACK`].
 pub const OUTPUT_FACTOR: u64 = 99;
+/// See [`OUTPUT_FACTOR`].
 pub const OUTPUT_SLACK: u64 = 16 << 20;
 
 /// Reads the report from `report` and writes it resolved to `out`. A report whose

@@ -15,6 +15,7 @@ use crate::load::{Input, Object};
 /// Everything a run may read symbols from.
 #[derive(Debug, Clone, Default)]
 pub struct Sources {
+    /// `--store` directories.
     pub stores: Vec<PathBuf>,
     /// `--symbols-url`: none when empty.
     pub servers: Option<SymbolServers>,
@@ -53,6 +54,7 @@ pub enum Source {
     SymFile(PathBuf),
     /// An object file to dump: a binary, or a debug file.
     Object(PathBuf),
+    /// Nothing anywhere.
     Missing,
 }
 

@@ -25,6 +25,7 @@ pub fn debug_ids(build_id_hex: &str) -> Vec<String> {
 /// Where a module's symbol file was looked for and what was found.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Found {
+    /// The symbol file.
     File(PathBuf),
     /// No store has it.
     Missing,
@@ -38,6 +39,7 @@ pub struct Stores {
 }
 
 impl Stores {
+    /// Stores in `dirs`, tried in order.
     pub fn new(dirs: Vec<PathBuf>) -> Stores {
         Stores { dirs }
     }

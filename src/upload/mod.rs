@@ -24,8 +24,11 @@ pub const TOKEN_VAR: &str = "DUMPSYMS_UPLOAD_TOKEN";
 /// Which protocol the server speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Protocol {
+    /// Breakpad's `sym-upload-v1`: one multipart POST per file.
     SymUploadV1,
+    /// Google's `sym-upload-v2`: check, create, PUT, complete, with an API key.
     SymUploadV2,
+    /// Mozilla's Tecken: zips in the store layout, with an `Auth-Token`.
     Tecken,
 }
 
@@ -46,9 +49,13 @@ impl std::str::FromStr for Protocol {
 /// A symbol file to send, with what its MODULE record says.
 #[derive(Debug, Clone)]
 pub struct SymbolFile {
+    /// The symbol file.
     pub path: PathBuf,
+    /// The `MODULE` record's operating system field.
     pub os: String,
+    /// The `MODULE` record's CPU field.
     pub cpu: String,
+    /// The debug id, without hyphens.
     pub debug_id: String,
     /// The module name: `debug_file` in the forms.
     pub name: String,
@@ -94,6 +101,7 @@ impl SymbolFile {
 /// What happened to one symbol file (or, for Tecken, one zip of them).
 #[derive(Debug, PartialEq, Eq)]
 pub enum Sent {
+    /// The server took it.
     Uploaded,
     /// The server already had it (v2 `FOUND`, or `DUPLICATE_DATA`).
     AlreadyThere,
@@ -102,8 +110,11 @@ pub enum Sent {
 /// Where and how to upload.
 #[derive(Debug, Clone)]
 pub struct Uploader {
+    /// Where to send (v2: the API base).
     pub url: String,
+    /// How.
     pub protocol: Protocol,
+    /// The API key (v2) or token (Tecken), from `DUMPSYMS_UPLOAD_TOKEN`.
     pub token: Option<String>,
     /// A server that sends or takes nothing for this long is given up on for the run:
     /// the files not yet sent are reported as not sent, not each waited on again.
