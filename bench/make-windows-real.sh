@@ -90,6 +90,6 @@ llvm-objcopy --strip-debug "$work/duckdb.dll" "$out/duckdb.dll"
 echo "built in $(( $(date +%s) - start )) s on $jobs jobs:" \
     "$(du -m "$out/duckdb.dll" | cut -f1) MB image, $(du -m "$out/duckdb.pdb" | cut -f1) MB PDB" >&2
 
-# The oracle, scored by tests/windows.rs's ignored `real_pdb_matches_llvm_symbolizer`
+# The oracle, scored by tests/it/windows.rs's ignored `real_pdb_matches_llvm_symbolizer`
 # (bench/run.sh pdb-check).
 bash "$(dirname "$0")/windows-real-oracle.sh" "$out"

@@ -8,7 +8,7 @@
 //! bound to all their arguments, and an optional's argument in parentheses unless it
 //! is a simple type (not a function type, a protocol composition, a constrained or
 //! opaque existential). Checked against Swift's own expectations in
-//! `fixtures/swift/manglings.txt` (tests/swift.rs).
+//! `fixtures/swift/manglings.txt` (tests/it/swift.rs).
 
 /// The sugared types: what follows `Swift.` and comes before `<`, and how many
 /// arguments it takes.

@@ -2,7 +2,7 @@
 //! Breakpad's `sym-upload-v1` (one multipart POST), `sym-upload-v2` (Google's: check,
 //! create, PUT, complete) and Mozilla's Tecken (zips in the store layout). The requests
 //! follow what Breakpad's own `sym_upload` and Mozilla's upload script send (see
-//! tests/upload.rs), field for field, but with valid JSON. Failures that may pass (5xx,
+//! tests/it/upload.rs), field for field, but with valid JSON. Failures that may pass (5xx,
 //! network) are retried with backoff, and 429 and 503 are waited out by every worker; a
 //! 4xx is an error quoting the server's answer.
 

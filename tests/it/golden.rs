@@ -1,10 +1,8 @@
 //! Golden symbol files: the full output for a few fixtures, byte for byte. These files
-//! were accepted after the oracle test (tests/oracle.rs) passed on the same binaries;
+//! were accepted after the oracle test (tests/it/oracle.rs) passed on the same binaries;
 //! regenerate with `UPDATE_GOLDEN=1 cargo test --test golden` and review the diff.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 
 const GOLDEN: [&str; 5] = [
     "x86_64/c-gcc-O2-dwarf5",

@@ -3,11 +3,9 @@
 //! return-address rule and every register column readelf shows must match what our
 //! records give at that address. Required: 99.9% of addresses on every architecture.
 
-mod common;
-
 use std::collections::{BTreeMap, HashMap};
 
-use common::*;
+use crate::common::*;
 
 const REQUIRED: f64 = 0.999;
 

@@ -11,16 +11,14 @@
 //!   same for a MIPS (mipsel) build under qemu-mipsel, whose CFI is DWARF's `.eh_frame`
 //!   (`fixtures/extra/mipsel`); rust-minidump has no RISC-V walker.
 
-mod common;
-
 use std::collections::BTreeMap;
 use std::path::Path;
 
 use minidump::Minidump;
 use minidump_unwind::FrameTrust;
 
-use common::walk::{CHAIN, store_symbols, walk};
-use common::*;
+use crate::common::walk::{CHAIN, store_symbols, walk};
+use crate::common::*;
 
 /// One index entry as a decoder printed it.
 #[derive(Debug)]

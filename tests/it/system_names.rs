@@ -6,13 +6,11 @@
 //! Needs binutils (`c++filt`); `.ci/run` runs it with `--ignored`. Each program is
 //! checked if installed; libstdc++ always is.
 
-mod common;
-
 use std::io::Write as _;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use common::*;
+use crate::common::*;
 
 const PROGRAMS: [&str; 4] = [
     "/usr/lib/x86_64-linux-gnu/libstdc++.so.6",

@@ -3,15 +3,13 @@
 //! of `.pdata`/`.xdata`, llvm-pdbutil's of the x86 frame data, and rust-minidump's
 //! symbol-file parser. Fixtures and oracle files: fixtures/windows/make.sh.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 
-use common::scoring::score;
-use common::{OracleRow, dumpsyms_command, parse};
+use crate::common::scoring::score;
+use crate::common::{OracleRow, dumpsyms_command, parse};
 
 fn windows() -> PathBuf {
-    common::fixtures().join("windows")
+    crate::common::fixtures().join("windows")
 }
 
 /// The fixtures with an llvm-symbolizer oracle: `(directory, image)`.
@@ -73,7 +71,7 @@ fn read_oracle(path: &Path) -> Vec<OracleRow> {
             let cols: Vec<&str> = l.split('\t').collect();
             let n: usize = cols[1].parse().unwrap();
             assert_eq!(cols.len(), 2 + 3 * n, "bad oracle row {l}");
-            let frames: Vec<common::Frame> = (0..n)
+            let frames: Vec<crate::common::Frame> = (0..n)
                 .map(|k| {
                     (
                         gnu_name(&llvm_name(cols[2 + 3 * k])),
@@ -147,7 +145,7 @@ fn real_pdb_matches_llvm_symbolizer() {
         })
         .collect();
     assert!(oracle.len() > 10_000, "oracle too small: {}", oracle.len());
-    let score = common::scoring::score_with(
+    let score = crate::common::scoring::score_with(
         |addr| {
             sym.lookup(addr).map(|mut a| {
                 a.function = squeeze(&a.function);
@@ -509,7 +507,7 @@ fn pdb_from_a_symbol_server_is_fetched_once_and_cached() {
         store.join("app.pdb").join(&id).join("app.pdb"),
     )
     .unwrap();
-    let (url, asked) = common::walk::serve_dir(&store);
+    let (url, asked) = crate::common::walk::serve_dir(&store);
     let cache = tmp.path().join("cache");
     let srv = format!("srv*{}*{url}", cache.display());
     let first = dump(&["--symbol-server", &srv, exe.to_str().unwrap()]);
@@ -529,7 +527,7 @@ fn pdb_from_a_symbol_server_is_fetched_once_and_cached() {
     assert_eq!(String::from_utf8(out.stdout).unwrap(), with_pdb);
 
     // A server without the PDB: the image's own records, and a message naming it.
-    let (empty_url, _) = common::walk::serve_dir(tmp.path().join("nothing").as_path());
+    let (empty_url, _) = crate::common::walk::serve_dir(tmp.path().join("nothing").as_path());
     let srv = format!("srv*{}*{empty_url}", tmp.path().join("cache2").display());
     let out = dumpsyms_command()
         .args(["--symbol-server", &srv])

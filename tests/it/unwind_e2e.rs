@@ -4,8 +4,6 @@
 //! `-O2 -fomit-frame-pointer`, so frame-pointer walking cannot do it, and blocks inside
 //! libc's read(2), so libc's CFI (dumped from this machine's libc) is used too.
 
-mod common;
-
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
@@ -14,8 +12,8 @@ use std::time::{Duration, Instant};
 use minidump::Minidump;
 use minidump_unwind::FrameTrust;
 
-use common::walk::{CHAIN, serve_dir, store_symbols, walk, walk_http};
-use common::*;
+use crate::common::walk::{CHAIN, serve_dir, store_symbols, walk, walk_http};
+use crate::common::*;
 
 /// Waits until `pid` sleeps in a system call (the read the fixture blocks in).
 fn wait_until_blocked(pid: u32) {

@@ -5,8 +5,6 @@
 //! also the retry on a 503, the error on a 403, and that v2 skips a file the server
 //! reports as FOUND.
 
-mod common;
-
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -14,7 +12,7 @@ use std::path::Path;
 use std::process::Output;
 use std::sync::{Arc, Mutex};
 
-use common::*;
+use crate::common::*;
 
 /// One request as the server received it.
 #[derive(Debug, Clone)]

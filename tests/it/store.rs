@@ -4,12 +4,10 @@
 //! that cannot be dumped fails the run (exit 1) by name without stopping the others; the
 //! names a batch demangles once for all its modules leave each file as dumped alone.
 
-mod common;
-
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use common::*;
+use crate::common::*;
 
 fn copy(from: &str, to: &Path) {
     std::fs::create_dir_all(to.parent().unwrap()).unwrap();

@@ -9,11 +9,9 @@
 //! fixtures/swift/known-differences.txt: the test fails on a new difference and on a
 //! listed one that went away.
 
-mod common;
-
 use std::collections::BTreeMap;
 
-use common::*;
+use crate::common::*;
 use dumpsyms::fuzzing::internals::demangle_swift_here;
 
 /// Swift's demangler in this process, for Swift's test lines (none of which exhausts

@@ -2,19 +2,17 @@
 //! /usr/lib/debug of this machine, dumped with `--inlines` by the command-line tool, as
 //! crash pipelines dump whatever they are given. No run may crash or take more than two
 //! minutes, and every symbol file written must pass the format checker in
-//! tests/common. Prints the slowest files and the largest peak memory.
+//! tests/it/common. Prints the slowest files and the largest peak memory.
 //!
 //! `.ci/run` runs it (`--ignored`, release build): it takes minutes, and what it finds
 //! depends on the machine.
-
-mod common;
 
 use std::os::unix::fs::FileTypeExt as _;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use common::*;
+use crate::common::*;
 
 const ROOTS: [&str; 3] = ["/usr/lib/x86_64-linux-gnu", "/usr/bin", "/usr/lib/debug"];
 const TIMEOUT: Duration = Duration::from_secs(120);

@@ -6,15 +6,13 @@
 //! server that never answers are warnings within the timeout, and `--no-debuginfod`
 //! never connects.
 
-mod common;
-
 use std::io::Read;
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use common::*;
+use crate::common::*;
 
 /// The stripped fixture and the tree its debug file is in (made by make-fixtures.sh from
 /// the oracle-checked bin/x86_64/c-gcc-O2-dwarf5).

@@ -5,9 +5,7 @@
 //! it, which for each of them is also GNU c++filt's demangling. Recorded by
 //! fixtures/extra/names/make.sh.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 
 #[test]
 fn special_names_read_as_cxxfilt_and_llvm_read_them() {
@@ -46,7 +44,7 @@ fn special_names_read_as_cxxfilt_and_llvm_read_them() {
 /// it, except in a local class: GCC puts the code of a lambda's `operator()` inside its
 /// closure type, in the function. A walk that stepped over classes' children (tried
 /// for issue 21: it saved nothing, as most classes a unit declares are named by what it
-/// defines) must keep both (llvm-symbolizer names them so: tests/oracle.rs).
+/// defines) must keep both (llvm-symbolizer names them so: tests/it/oracle.rs).
 #[test]
 fn member_functions_of_classes_and_lambdas_keep_their_records() {
     for build in ["cpp-gcc-O0-dwarf4", "cpp-gcc-O0-dwarf5"] {

@@ -1,11 +1,9 @@
 //! Damaged inputs: truncated files and garbage in every DWARF section never panic, and
 //! whatever output is produced still satisfies the format's invariants.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 
-use common::*;
+use crate::common::*;
 use dumpsyms::{Warning, WarningKind};
 use object::{Object as _, ObjectSection as _};
 

@@ -1,13 +1,11 @@
 //! Debug info kept where real builds keep it. Every fixture here was made from
 //! bin/x86_64/c-gcc-O2-dwarf5 by objcopy (fixtures/make-fixtures.sh), so each must dump to
 //! exactly that binary's symbol file; that file's agreement with llvm-symbolizer is
-//! checked by tests/oracle.rs.
-
-mod common;
+//! checked by tests/it/oracle.rs.
 
 use std::process::Output;
 
-use common::*;
+use crate::common::*;
 
 const NAME: &str = "c-gcc-O2-dwarf5";
 
@@ -92,7 +90,7 @@ fn without_its_debug_file_a_stripped_binary_still_has_its_identity_and_cfi() {
 
 /// The debug link names another build's file, with another CRC and build ID: the build
 /// IDs settle it, as elfutils' libdwfl decides (the CRC is read only where a build ID is
-/// missing; tests/hostile.rs checks that case).
+/// missing; tests/it/hostile.rs checks that case).
 #[test]
 fn a_debug_link_with_the_wrong_crc_is_not_used() {
     let out = dumpsyms(&["-v", &path("extra/crc-mismatch/app")]);

@@ -1,12 +1,10 @@
 //! The command line: Breakpad-compatible flags, outputs, the store layout, errors and
 //! exit codes, and byte-identical output whatever the thread count.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use common::*;
+use crate::common::*;
 
 fn fixture(rel: &str) -> String {
     fixtures().join(rel).to_string_lossy().into_owned()

@@ -3,12 +3,10 @@
 //! with llvm-symbolizer run on the dSYM; identity, slices and dSYM matching are checked
 //! against the files' own load commands.
 
-mod common;
-
 use std::process::Output;
 
-use common::scoring::*;
-use common::*;
+use crate::common::scoring::*;
+use crate::common::*;
 
 fn macho(rel: &str) -> String {
     fixtures()

@@ -2,12 +2,10 @@
 //! `breakpad-symbols` (the stack walker's own reader) on the same files and addresses:
 //! function, file, line and the whole inline chain.
 
-mod common;
-
 use std::path::Path;
 
+use crate::common::*;
 use breakpad_symbols::{FrameSymbolizer, SimpleModule, SymbolFile};
-use common::*;
 use dumpsyms::symbolize::symfile::SymFile;
 
 /// What breakpad-symbols says of one address, innermost frame first, as
@@ -336,8 +334,8 @@ fn a_captured_on_device_trace_reads_as_llvm_symbolizer_reads_its_pcs() {
     assert!(expected.len() >= 3 && expected.iter().any(|(_, f)| f.len() > 1));
 }
 
-/// Our reader's answer in the shape the scoring of tests/oracle.rs takes.
-fn answer(sym: &SymFile<&[u8]>, addr: u64) -> Option<common::Answer> {
+/// Our reader's answer in the shape the scoring of tests/it/oracle.rs takes.
+fn answer(sym: &SymFile<&[u8]>, addr: u64) -> Option<crate::common::Answer> {
     let frames = sym.lookup(addr);
     let outer = frames.last()?;
     // Only FUNC records count there.
@@ -357,7 +355,7 @@ fn answer(sym: &SymFile<&[u8]>, addr: u64) -> Option<common::Answer> {
             )
         })
         .collect();
-    Some(common::Answer {
+    Some(crate::common::Answer {
         function: outer.function.to_string(),
         location,
         inlines,
@@ -369,7 +367,7 @@ fn answer(sym: &SymFile<&[u8]>, addr: u64) -> Option<common::Answer> {
 /// oracle test finds, and on at least 99.9% of the addresses in all.
 #[test]
 fn fixtures_resolve_as_llvm_symbolizer_reads_their_debug_info() {
-    use common::scoring::*;
+    use crate::common::scoring::*;
     let opts = dumpsyms::Options {
         inlines: true,
         ..Default::default()
@@ -599,7 +597,9 @@ fn a_hanging_symbol_server_costs_one_timeout() {
 
 /// Frames (function, file, line), innermost first, in the shape the oracle scoring
 /// takes; a frame without source (a PUBLIC's) counts as no answer, as there.
-fn frames_answer(frames: &[(String, Option<String>, Option<u32>)]) -> Option<common::Answer> {
+fn frames_answer(
+    frames: &[(String, Option<String>, Option<u32>)],
+) -> Option<crate::common::Answer> {
     let outer = frames.last()?;
     if frames.len() == 1 && outer.1.is_none() && outer.2.is_none() {
         return None;
@@ -616,7 +616,7 @@ fn frames_answer(frames: &[(String, Option<String>, Option<u32>)]) -> Option<com
             )
         })
         .collect();
-    Some(common::Answer {
+    Some(crate::common::Answer {
         function: outer.0.clone(),
         location,
         inlines,
@@ -631,7 +631,7 @@ fn frames_answer(frames: &[(String, Option<String>, Option<u32>)]) -> Option<com
 /// symbol file read directly does: the adjustment is not made twice.
 #[test]
 fn tombstones_resolve_as_llvm_symbolizer_reads_the_debug_info() {
-    use common::scoring::*;
+    use crate::common::scoring::*;
     let name = "cpp-gcc-O2-dwarf5";
     for (arch, abi, width) in [("aarch64", "arm64", 16), ("arm", "armeabi-v7a", 8)] {
         let binary = fixtures().join("bin").join(arch).join(name);
@@ -680,7 +680,7 @@ fn tombstones_resolve_as_llvm_symbolizer_reads_the_debug_info() {
         let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
         let records = doc.as_array().unwrap();
         assert_eq!(records.len(), oracle.len());
-        let answers: std::collections::HashMap<u64, Option<common::Answer>> = oracle
+        let answers: std::collections::HashMap<u64, Option<crate::common::Answer>> = oracle
             .iter()
             .zip(records)
             .map(|(row, r)| {

@@ -4,15 +4,13 @@
 //! files that change while they are read, and servers that misbehave. Each case was
 //! reproduced against the commit before these fixes; the comments say what it cost.
 
-mod common;
-
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::*;
+use crate::common::*;
 
 fn hostile(name: &str) -> PathBuf {
     fixtures().join("regress/hostile").join(name)

@@ -2,10 +2,8 @@
 //! innermost file and line, and the chain of inlined calls with their call sites, at
 //! every line-table address the fixture script recorded.
 
-mod common;
-
-use common::scoring::*;
-use common::*;
+use crate::common::scoring::*;
+use crate::common::*;
 
 #[test]
 fn clone_suffixes_are_stripped() {

@@ -1,12 +1,10 @@
 //! `--shard K/N`: N runs over the same tree, each writing its share, together write the
 //! store one run writes, byte for byte, each module exactly once.
 
-mod common;
-
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use common::*;
+use crate::common::*;
 
 /// Every file under `dir`, by its path below it, with its bytes.
 fn files(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {

@@ -2,9 +2,7 @@
 //! caught. The inputs are in fixtures/regress (rebuilt by its make.sh). Each is dumped
 //! through the command line, as a user meets it.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 
 /// Runs `dumpsyms -v` on a regression input: (exit status, stdout, stderr).
 fn dump(name: &str) -> (bool, String, String) {

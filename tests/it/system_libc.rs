@@ -6,12 +6,10 @@
 //! Needs `libc6-dbg` and `elfutils`; `.ci/run` installs them and runs this test with
 //! `--ignored`.
 
-mod common;
-
 use std::path::Path;
 use std::process::Command;
 
-use common::*;
+use crate::common::*;
 
 const LIBC: &str = "/lib/x86_64-linux-gnu/libc.so.6";
 // Functions with no inlined call at their first instruction: there eu-addr2line -f names

@@ -3,12 +3,10 @@
 //! name that leads into another unit is resolved afterwards by reading just the units
 //! involved again (sliced from a mapped section, or inflated again from a compressed
 //! one). The LTO fixture's first unit takes every inline origin's name from the second
-//! unit (`DW_FORM_ref_addr`); tests/oracle.rs checks those names against
+//! unit (`DW_FORM_ref_addr`); tests/it/oracle.rs checks those names against
 //! llvm-symbolizer, and this file checks that they only come through that second pass.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 
 fn dump(rel: &str, extra: &[&str]) -> String {
     let path = fixtures().join(rel);

@@ -4,12 +4,10 @@
 //! dumps to the bytes its files give on disk; every bad answer is an error naming it,
 //! with nothing left in the cache.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use common::*;
+use crate::common::*;
 
 const X64_PDB_ID: &str = "E145B4CDF1E2F3CB4C4C44205044422E1";
 const X64_CODE_ID: &str = "17D3A3146000";

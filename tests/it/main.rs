@@ -1,0 +1,29 @@
+//! The integration tests, one binary: each module is an area (`cargo test --test it
+//! hostile::` runs one). One binary links the crate once, where 24 did it 24 times.
+
+mod common;
+
+mod byid;
+mod cfi_oracle;
+mod cli;
+mod corrupt;
+mod cross_unit;
+mod debugfiles;
+mod debuginfod;
+mod ehabi;
+mod golden;
+mod hostile;
+mod macho;
+mod names;
+mod oracle;
+mod regress;
+mod shard;
+mod store;
+mod swift;
+mod symbolize;
+mod system_libc;
+mod system_names;
+mod system_sweep;
+mod unwind_e2e;
+mod upload;
+mod windows;
