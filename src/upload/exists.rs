@@ -62,7 +62,8 @@ impl Remote {
             if self.given_up(base) {
                 continue;
             }
-            let url = format!("{base}/{}", encode_path(&path));
+            let segments: Vec<String> = path.split('/').map(v2::encode).collect();
+            let url = format!("{base}/{}", segments.join("/"));
             match http::exists(&self.agent, 1, &url) {
                 Ok(true) => return true,
                 Ok(false) => {}
@@ -86,17 +87,4 @@ impl Remote {
             ));
         }
     }
-}
-
-/// Percent-encodes what a URL path cannot hold as it is (module names may hold spaces).
-fn encode_path(path: &str) -> String {
-    let mut out = String::with_capacity(path.len());
-    for b in path.bytes() {
-        if b.is_ascii_alphanumeric() || b"-._~/+@".contains(&b) {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
 }

@@ -111,7 +111,7 @@ fn json_of(url: &str, outcome: Outcome) -> Result<Value, String> {
 }
 
 /// Percent-encodes a path segment (module names may hold spaces and the like).
-fn encode(segment: &str) -> String {
+pub(super) fn encode(segment: &str) -> String {
     let mut out = String::with_capacity(segment.len());
     for b in segment.bytes() {
         if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {

@@ -1542,13 +1542,17 @@ fn an_absurdly_large_debug_link_candidate_is_refused_unread() {
     let src = work.join("a.c");
     std::fs::write(&src, "int main(void) { return 0; }\n").unwrap();
     let bin = work.join("a");
-    let cc = Command::new("cc")
-        .args(["-g", "-Wl,--build-id=none", "-o"])
-        .arg(&bin)
-        .arg(&src)
-        .status()
-        .unwrap();
-    assert!(cc.success());
+    // Without build IDs, so that the CRC is what decides.
+    let cc = |out: &Path| {
+        let status = Command::new("cc")
+            .args(["-g", "-Wl,--build-id=none", "-o"])
+            .arg(out)
+            .arg(&src)
+            .status()
+            .unwrap();
+        assert!(status.success());
+    };
+    cc(&bin);
     let debug = work.join("a.debug");
     let tool = |args: &[&std::ffi::OsStr]| {
         assert!(
@@ -1603,13 +1607,7 @@ fn an_absurdly_large_debug_link_candidate_is_refused_unread() {
     )
     .unwrap();
     let other = work.join("other");
-    let cc = Command::new("cc")
-        .args(["-g", "-Wl,--build-id=none", "-o"])
-        .arg(&other)
-        .arg(&src)
-        .status()
-        .unwrap();
-    assert!(cc.success());
+    cc(&other);
     tool(&[
         "--only-keep-debug".as_ref(),
         other.as_os_str(),
