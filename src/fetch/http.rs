@@ -197,10 +197,11 @@ fn attempt(
                     attempt += 1;
                     continue;
                 }
-                // A body to quote, bounded: a server's error page can be large.
-                let mut body = String::new();
-                let _ = response.into_reader().take(4096).read_to_string(&mut body);
-                return Step::Done(Outcome::Status(code, body.trim().to_string()));
+                // A body to quote, bounded: a server's error page can be large, or
+                // dripped.
+                let body = read_body(response, 4096, QUOTE_TIME).unwrap_or_default();
+                let body = String::from_utf8_lossy(&body).trim().to_string();
+                return Step::Done(Outcome::Status(code, body));
             }
             Err(ureq::Error::Transport(t)) => {
                 if timed_out(&t) {
@@ -305,17 +306,44 @@ pub(crate) fn fetch_text(
     let agent = agent_with(limits, user_agent);
     match get(&agent, 2, url) {
         Outcome::Ok(response) => {
-            let mut body = String::new();
-            response
-                .into_reader()
-                .take(64 << 10)
-                .read_to_string(&mut body)
-                .map_err(|e| format!("the answer is not text: {e}"))?;
-            Ok(Some(body))
+            let within = limits.max_time.unwrap_or(limits.timeout);
+            let body = read_body(*response, 64 << 10, within)?;
+            String::from_utf8(body)
+                .map(Some)
+                .map_err(|_| "the answer is not text".into())
         }
         Outcome::Status(404, _) => Ok(None),
         Outcome::Status(code, body) => Err(format!("answered {code}: {}", first_line(&body))),
         Outcome::Unreachable(e) => Err(format!("unreachable: {e}")),
+    }
+}
+
+/// How long a server's error page is read for, to quote its first line.
+const QUOTE_TIME: Duration = Duration::from_secs(5);
+
+/// At most `max` bytes of a response's body, all within `within`: a small answer (an
+/// error page to quote, a JSON answer, a `file.ptr`) dripped by the server is not
+/// waited on for longer, as a download is not (see [`Paced`]).
+pub(crate) fn read_body(
+    response: ureq::Response,
+    max: u64,
+    within: Duration,
+) -> Result<Vec<u8>, String> {
+    let until = Instant::now() + within;
+    let mut reader = response.into_reader().take(max);
+    let mut body = Vec::new();
+    let mut buf = [0u8; 8192];
+    loop {
+        if Instant::now() > until {
+            let secs = within.as_secs_f64();
+            return Err(format!("the answer was not sent within {secs:.0} s"));
+        }
+        match reader.read(&mut buf) {
+            Ok(0) => return Ok(body),
+            Ok(n) => body.extend_from_slice(&buf[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(format!("the answer broke off: {e}")),
+        }
     }
 }
 

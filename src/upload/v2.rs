@@ -18,6 +18,7 @@ pub(super) fn send(up: &Uploader, agent: &ureq::Agent, f: &SymbolFile) -> Result
 
     let create = format!("{base}/v1/uploads:create");
     let created = json_of(
+        up,
         &create,
         http::with_retries(up.retries, &create, || {
             agent
@@ -56,6 +57,7 @@ pub(super) fn send(up: &Uploader, agent: &ureq::Agent, f: &SymbolFile) -> Result
         "symbol_upload_type": "BREAKPAD",
     });
     let done = json_of(
+        up,
         &complete,
         http::with_retries(up.retries, &complete, || {
             agent
@@ -85,6 +87,7 @@ pub(super) fn has(
     let base = up.url.trim_end_matches('/');
     let check = format!("{base}/v1/symbols/{}/{debug_id}:checkStatus", encode(name));
     let status = json_of(
+        up,
         &check,
         http::with_retries(up.retries, &check, || {
             agent.get(&check).query("key", key).call().map_err(Box::new)
@@ -93,16 +96,14 @@ pub(super) fn has(
     Ok(status["status"] == "FOUND")
 }
 
-/// The JSON answer of a request, or the error it became.
-fn json_of(url: &str, outcome: Outcome) -> Result<Value, String> {
+/// The JSON answer of a request (at most 1 MiB, within the upload's time-out), or the
+/// error it became.
+fn json_of(up: &Uploader, url: &str, outcome: Outcome) -> Result<Value, String> {
     match outcome {
         Outcome::Ok(r) => {
-            let mut text = String::new();
-            std::io::Read::read_to_string(
-                &mut std::io::Read::take(r.into_reader(), 1 << 20),
-                &mut text,
-            )
-            .map_err(|e| format!("{url}: {e}"))?;
+            let body =
+                http::read_body(*r, 1 << 20, up.timeout).map_err(|e| format!("{url}: {e}"))?;
+            let text = String::from_utf8_lossy(&body);
             serde_json::from_str(&text).map_err(|e| format!("{url}: not JSON ({e}): {text}"))
         }
         Outcome::Status(code, body) => Err(refused(url, code, &body)),

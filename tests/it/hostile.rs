@@ -1622,3 +1622,28 @@ fn an_absurdly_large_debug_link_candidate_is_refused_unread() {
     assert!(err.contains("does not match the debug link's"), "{err}");
     std::fs::remove_dir_all(&work).ok();
 }
+
+/// Small answers were read with only a read time-out: a sym-upload-v2 server trickling
+/// its JSON answer a byte every half second held the upload for as long as it liked
+/// (up to 1 MiB: six days), as would an error page or a `file.ptr`. Now such an answer
+/// must come within the time-out.
+#[test]
+fn a_trickled_answer_is_not_waited_on() {
+    let work = scratch("trickled-answer");
+    let (url, _) = serve(Answer::Trickle);
+    let started = Instant::now();
+    let out = dumpsyms_command()
+        .arg("--output")
+        .arg(work.join("a.sym"))
+        .args(["--upload", &url, "--upload-protocol", "sym-upload-v2"])
+        .args(["--upload-timeout", "2"])
+        .arg(fixtures().join("bin/x86_64/c-gcc-O2-dwarf5"))
+        .env("DUMPSYMS_UPLOAD_TOKEN", "k")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(started.elapsed() < Duration::from_secs(10), "{err}");
+    assert!(err.contains("the answer was not sent within 2 s"), "{err}");
+    std::fs::remove_dir_all(&work).ok();
+}
