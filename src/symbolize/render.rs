@@ -59,6 +59,11 @@ impl Renderer {
         }
         let first = parts.index + self.shift;
         if frames.is_empty() {
+            // Renumbered only where frames were inserted before it: as it came
+            // otherwise, `#00` and all.
+            if self.shift == 0 {
+                return line.to_string();
+            }
             return format!("{}#{first}{}", parts.indent, &line[parts.after_index..]);
         }
         let mut out = String::new();
@@ -152,6 +157,18 @@ mod tests {
             file: Some(file.into()),
             line: Some(line),
             inlined: false,
+        }
+    }
+
+    #[test]
+    fn unresolved_sanitizer_frames_stay_as_they_came() {
+        // Found by the `report` fuzz target: `#00000` was written `#0`.
+        let mut r = Renderer::default();
+        for line in [
+            "    #00 0x7a1b2c3d1c  (/system/lib64/libc.so+0x9d1c)",
+            "    #01 0x7a1b2c3d1c  (/system/lib64/libc.so+0x9d1c)",
+        ] {
+            assert_eq!(r.line(line, input::frame(line).as_ref(), &[]), line);
         }
     }
 

@@ -150,12 +150,14 @@ fn a_cabinet_that_breaks_the_cab_crate_is_contained() {
 /// Found by the `report_frames` fuzz target: a stack walker's frame with a blank after
 /// it (its span was one byte off, ending inside a character), and a glibc frame whose
 /// module followed a no-break space (its start fell inside that character). Either
-/// panicked where the report line was cut at the frame.
+/// panicked where the report line was cut at the frame. And by the `report` target: a
+/// sanitizer frame numbered `#00000`, nothing resolved, came back as `#0`.
 #[test]
-fn report_frames_are_cut_at_character_boundaries() {
+fn report_lines_come_back_as_they_came() {
     for name in [
         "stackwalker-line-with-trailing-blank.txt",
         "glibc-frame-after-a-wide-blank.txt",
+        "sanitizer-frame-numbered-with-zeros.txt",
     ] {
         let bytes = std::fs::read(fixtures().join("regress").join(name)).unwrap();
         dumpsyms::fuzzing::report_frames(&bytes);
