@@ -73,7 +73,8 @@ impl ById {
 
     /// Fetches what dumping this module needs.
     pub fn fetch(&self, opts: &Options) -> Result<Local, Unavailable> {
-        crate::untrusted::path_component(&self.file, "module name").map_err(usage)?;
+        crate::untrusted::path_component(&self.file, "module name")
+            .map_err(|e| usage(e.to_string()))?;
         if self.is_pdb() {
             self.fetch_pdb(opts)
         } else if self.is_pe() {
@@ -102,7 +103,8 @@ impl ById {
                     .code_file
                     .clone()
                     .unwrap_or_else(|| with_extension(&self.file, "dll"));
-                crate::untrusted::path_component(&image, "code file").map_err(usage)?;
+                crate::untrusted::path_component(&image, "code file")
+                    .map_err(|e| usage(e.to_string()))?;
                 let code_id = code_id.to_ascii_uppercase();
                 let verify = |p: &Path| crate::locate::verify_pe(p, &code_id);
                 let fetched = servers.find(&image, &code_id, &verify);

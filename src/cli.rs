@@ -536,7 +536,8 @@ impl Cli {
                 "--upload sends the files written: use it with --store or --output".into(),
             ));
         }
-        let mut uploader = Uploader::new(url, self.upload_protocol).map_err(usage)?;
+        let mut uploader =
+            Uploader::new(url, self.upload_protocol).map_err(|e| usage(e.to_string()))?;
         if let Some(n) = self.upload_jobs {
             uploader.jobs = n.into();
         }

@@ -1,4 +1,4 @@
-//! Containing other crates' panics on damaged input. The `pdb` crate indexes and splits
+//! Containing other crates' panics on damaged input. The `pdb2` crate indexes and splits
 //! its buffers with lengths read from the file, so a damaged PDB can panic inside it
 //! (`mid > len` in a line table, found by the corruption tests); the cabinet reader
 //! likewise. Their parsers are called through [`contained`] and [`contained_as`],
@@ -35,13 +35,17 @@ pub(crate) fn contained_as<T>(reader: &str, f: impl FnOnce() -> T) -> Result<T, 
     let result = panic::catch_unwind(AssertUnwindSafe(f));
     CONTAINED.with(|c| c.set(was));
     result.map_err(|payload| {
-        let message = payload
-            .downcast_ref::<&str>()
-            .map(|s| s.to_string())
-            .or_else(|| payload.downcast_ref::<String>().cloned())
-            .unwrap_or_else(|| "unknown failure".into());
+        let message = panic_message(payload.as_ref()).unwrap_or_else(|| "unknown failure".into());
         format!("{reader} failed on damaged data ({message})")
     })
+}
+
+/// What a panic said, when it said it in text (`panic!` with a literal or a format).
+pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> Option<String> {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
 }
 
 #[cfg(test)]

@@ -34,8 +34,8 @@ pub enum ErrorKind {
         /// What is wrong, in this tool's words (a truncated stream says so).
         detail: String,
         #[source]
-        /// What the pdb crate said.
-        source: pdb::Error,
+        /// What the pdb2 crate said.
+        source: pdb2::Error,
     },
     /// No worker threads could be started to dump it.
     #[error("{0}")]
@@ -212,4 +212,62 @@ impl<'a> IntoIterator for &'a Warnings {
     fn into_iter(self) -> Self::IntoIter {
         self.0.iter()
     }
+}
+
+/// A flag's value (or an environment variable it reads) that cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ArgumentError {
+    /// `--prefix-map` is not `OLD=NEW`.
+    #[error("{0:?} is not OLD=NEW with a non-empty OLD")]
+    PrefixMap(String),
+    /// `--extra-info` is not `KEY value`.
+    #[error("{0:?} is not 'KEY value'")]
+    ExtraInfo(String),
+    /// `--extra-info` holds a line break.
+    #[error("{0:?} spans lines; an INFO record is one line")]
+    ExtraInfoLines(String),
+    /// `--shard` is not `K/N`.
+    #[error("{0:?} is not K/N (e.g. 2/8, or auto/8)")]
+    Shard(String),
+    /// `--shard`'s N is not a whole number from 1.
+    #[error("{0:?}: N must be a whole number from 1")]
+    ShardCount(String),
+    /// `--shard`'s K is not a whole number from 1.
+    #[error("{0:?}: K must be a whole number from 1")]
+    ShardIndex(String),
+    /// `--shard auto/N` without the job index in the environment.
+    #[error("{spec:?}: auto takes K from {var}, which is not set")]
+    ShardAutoUnset {
+        /// The flag's value.
+        spec: String,
+        /// The variable.
+        var: &'static str,
+    },
+    /// `--shard auto/N` with a job index that is not a number.
+    #[error("{spec:?}: {var}={index:?} is not a whole number")]
+    ShardAutoIndex {
+        /// The flag's value.
+        spec: String,
+        /// The variable.
+        var: &'static str,
+        /// Its value.
+        index: String,
+    },
+    /// `--shard K/N` with K over N.
+    #[error("{spec:?}: shard {k} of {n} does not exist")]
+    NoSuchShard {
+        /// The flag's value.
+        spec: String,
+        /// K.
+        k: u64,
+        /// N.
+        n: u32,
+    },
+    /// A symbol path element that is neither a server entry nor a directory.
+    #[error("{0:?}: not a srv*...*URL entry or a directory")]
+    SymbolPathEntry(String),
+    /// A symbol path's `srv*` entry without a store.
+    #[error("{0:?}: names no store")]
+    SymbolPathEmpty(String),
 }

@@ -47,6 +47,7 @@ mod symbols;
 mod tree;
 mod untrusted;
 mod unwind;
+#[cfg(feature = "net")]
 pub mod upload;
 mod workers;
 
@@ -54,12 +55,12 @@ use std::path::{Path, PathBuf};
 
 pub use breakpad::store::{store_path, sym_file_name};
 pub use breakpad::write_module;
-pub use error::{Error, ErrorKind, Warning, WarningKind, Warnings};
+pub use error::{ArgumentError, Error, ErrorKind, Warning, WarningKind, Warnings};
 pub use locate::Search;
 pub use module::{Function, Inline, Line, Module, Public};
 pub use paths::{SourcePaths, parse_prefix_map};
 pub use tree::is_dsym_bundle;
-pub use untrusted::for_terminal;
+pub use untrusted::{Unsafe, UnsafeName, for_terminal};
 
 /// What to dump and how.
 #[derive(Debug, Clone)]
@@ -155,17 +156,17 @@ pub fn architectures(path: &Path) -> Result<Vec<String>, Error> {
 
 /// Parses an `--extra-info` argument, `KEY value`: the key is upper-cased and must be one
 /// word; the value is the rest, on one line.
-pub fn parse_extra_info(arg: &str) -> Result<(String, String), String> {
+pub fn parse_extra_info(arg: &str) -> Result<(String, String), ArgumentError> {
     let (key, value) = arg
         .trim()
         .split_once(char::is_whitespace)
         .unwrap_or((arg.trim(), ""));
     let value = value.trim();
     if key.is_empty() || value.is_empty() {
-        return Err(format!("{arg:?} is not 'KEY value'"));
+        return Err(ArgumentError::ExtraInfo(arg.to_string()));
     }
     if arg.contains(['\n', '\r']) {
-        return Err(format!("{arg:?} spans lines; an INFO record is one line"));
+        return Err(ArgumentError::ExtraInfoLines(arg.to_string()));
     }
     Ok((key.to_ascii_uppercase(), value.to_string()))
 }

@@ -3,15 +3,16 @@
 
 mod cli;
 mod describe;
+mod words;
 
-use std::io::{self, IsTerminal};
+use std::io;
 use std::process::ExitCode;
 
 use clap::Parser;
-use dumpsyms::batch::{Batch, Failure, Progress, Report};
-use indicatif::{ProgressBar, ProgressStyle};
+use dumpsyms::batch::{Batch, Failure};
 
 use cli::{Cli, Mode, Run};
+use words::{Stderr, say};
 
 /// See Cargo.toml for why.
 #[cfg(not(target_env = "msvc"))]
@@ -57,7 +58,6 @@ fn main() -> ExitCode {
     let batch = Batch {
         opts: &run.opts,
         shard: run.shard,
-        verbose: run.verbose,
         report: &stderr,
         remote: run.remote.as_ref(),
     };
@@ -143,8 +143,8 @@ fn one_written(
             _ => true,
         },
         Err(Failure::BrokenPipe) => true,
-        Err(Failure::Message(m) | Failure::NotFound(m)) => {
-            say(&format!("dumpsyms: error: {m}"));
+        Err(e) => {
+            say(&format!("dumpsyms: error: {e}"));
             false
         }
     }
@@ -208,67 +208,4 @@ fn list_arch(inputs: &[std::path::PathBuf]) -> bool {
         }
     }
     ok
-}
-
-/// One line to stderr, with what came from an input made harmless: control characters
-/// escaped, length bounded (see [`dumpsyms::for_terminal`]).
-fn say(line: &str) {
-    eprintln!("{}", dumpsyms::for_terminal(line));
-}
-
-/// The library's lines on stderr, after the program's name: above the progress bar of
-/// a `--store` run on a terminal, none but errors with `-q`.
-struct Stderr {
-    bar: Option<ProgressBar>,
-    quiet: bool,
-}
-
-impl Stderr {
-    fn new(run: &Run) -> Stderr {
-        let draw =
-            !run.quiet && matches!(run.mode, Mode::Store { .. }) && io::stderr().is_terminal();
-        let bar = draw.then(|| {
-            // Its length is set when the batch has walked its trees.
-            ProgressBar::new(0).with_style(
-                ProgressStyle::with_template("{bar:30} {pos}/{len} files {elapsed} {wide_msg}")
-                    .unwrap_or_else(|_| ProgressStyle::default_bar()),
-            )
-        });
-        Stderr {
-            bar,
-            quiet: run.quiet,
-        }
-    }
-
-    fn show(&self, line: &str) {
-        let line = format!("dumpsyms: {line}");
-        match &self.bar {
-            Some(bar) => bar.println(dumpsyms::for_terminal(&line)),
-            None => say(&line),
-        }
-    }
-}
-
-impl Report for Stderr {
-    fn error(&self, line: &str) {
-        self.show(line);
-    }
-
-    fn note(&self, line: &str) {
-        if !self.quiet {
-            self.show(line);
-        }
-    }
-
-    fn progress(&self, step: Progress<'_>) {
-        let Some(bar) = &self.bar else { return };
-        match step {
-            Progress::Start { files } => bar.set_length(files as u64),
-            Progress::File(file) => {
-                bar.set_message(dumpsyms::for_terminal(&file.display().to_string()))
-            }
-            Progress::Done => bar.inc(1),
-            Progress::Finish => bar.finish_and_clear(),
-        }
-    }
 }

@@ -16,27 +16,52 @@ pub struct BadRow {
     pub problem: String,
 }
 
+/// Why a list cannot be read.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ListError {
+    /// It cannot be opened or read.
+    #[error("{}: {source}", path.display())]
+    Unreadable {
+        /// The list.
+        path: std::path::PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A device, a FIFO or a directory.
+    #[error("{}: not a regular file (a list is read from a file)", .0.display())]
+    NotAFile(std::path::PathBuf),
+    /// Over [`MAX_LIST`] bytes.
+    #[error("{}: {len} bytes, over the limit of {MAX_LIST} bytes for a list", path.display())]
+    TooLarge {
+        /// The list.
+        path: std::path::PathBuf,
+        /// Its size.
+        len: u64,
+    },
+}
+
 /// The largest list read: about 1.8M rows of Socorro's (a day's list holds thousands).
 pub const MAX_LIST: u64 = 128 << 20;
 
 /// The text of the list at `path`: a regular file of at most [`MAX_LIST`] bytes (a
 /// device or a FIFO is refused at once, as tree inputs are, rather than read forever).
-pub fn read(path: &Path) -> Result<String, String> {
-    let fail = |e: std::io::Error| format!("{}: {e}", path.display());
+pub fn read(path: &Path) -> Result<String, ListError> {
+    let fail = |source| ListError::Unreadable {
+        path: path.to_path_buf(),
+        source,
+    };
     let file = crate::load::open_nonblocking(path).map_err(fail)?;
     let meta = file.metadata().map_err(fail)?;
     if !meta.is_file() {
-        return Err(format!(
-            "{}: not a regular file (a list is read from a file)",
-            path.display()
-        ));
+        return Err(ListError::NotAFile(path.to_path_buf()));
     }
     if meta.len() > MAX_LIST {
-        return Err(format!(
-            "{}: {} bytes, over the limit of {MAX_LIST} bytes for a list",
-            path.display(),
-            meta.len()
-        ));
+        return Err(ListError::TooLarge {
+            path: path.to_path_buf(),
+            len: meta.len(),
+        });
     }
     let mut text = String::new();
     std::io::Read::read_to_string(&mut std::io::Read::take(file, MAX_LIST), &mut text)

@@ -103,6 +103,7 @@ impl AtomicFile {
 
     /// Where the contents are until [`AtomicFile::commit`] (the target itself when it
     /// is written through), for checking them before they are committed.
+    #[cfg(any(feature = "net", test))]
     pub fn written_path(&self) -> &Path {
         match &self.temp {
             Some(Temp::Named(p) | Temp::Unnamed(p)) => p,
@@ -112,6 +113,7 @@ impl AtomicFile {
 
     /// Flushes the contents to disk, so that [`AtomicFile::written_path`] can be read
     /// back whole before committing.
+    #[cfg(feature = "net")]
     pub fn flush(&mut self) -> io::Result<()> {
         self.writer().flush()
     }

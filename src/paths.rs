@@ -23,10 +23,10 @@ impl SourcePaths {
 }
 
 /// Parses a `--prefix-map` argument, `OLD=NEW` (the first `=` splits; NEW may be empty).
-pub fn parse_prefix_map(arg: &str) -> Result<(String, String), String> {
+pub fn parse_prefix_map(arg: &str) -> Result<(String, String), crate::ArgumentError> {
     match arg.split_once('=') {
         Some((old, new)) if !old.is_empty() => Ok((old.to_string(), new.to_string())),
-        _ => Err(format!("{arg:?} is not OLD=NEW with a non-empty OLD")),
+        _ => Err(crate::ArgumentError::PrefixMap(arg.to_string())),
     }
 }
 

@@ -6,6 +6,8 @@
 
 use std::fmt;
 
+use crate::ArgumentError;
+
 /// The variable Kubernetes Indexed Jobs set (0-based) for `--shard auto/N`.
 pub const JOB_INDEX_VARIABLE: &str = "JOB_COMPLETION_INDEX";
 
@@ -18,40 +20,47 @@ pub struct Shard {
 
 impl Shard {
     /// `K/N` (K from 1 to N) or `auto/N` (K is `$JOB_COMPLETION_INDEX` + 1).
-    pub fn parse(spec: &str) -> Result<Shard, String> {
+    pub fn parse(spec: &str) -> Result<Shard, ArgumentError> {
         Shard::parse_with(spec, std::env::var(JOB_INDEX_VARIABLE).ok().as_deref())
     }
 
-    fn parse_with(spec: &str, job_index: Option<&str>) -> Result<Shard, String> {
+    fn parse_with(spec: &str, job_index: Option<&str>) -> Result<Shard, ArgumentError> {
+        let owned = || spec.to_string();
         let (k, n) = spec
             .split_once('/')
-            .ok_or_else(|| format!("{spec:?} is not K/N (e.g. 2/8, or auto/8)"))?;
+            .ok_or_else(|| ArgumentError::Shard(owned()))?;
         let count: u32 = n
             .trim()
             .parse()
             .ok()
             .filter(|&n| n >= 1)
-            .ok_or_else(|| format!("{spec:?}: N must be a whole number from 1"))?;
+            .ok_or_else(|| ArgumentError::ShardCount(owned()))?;
         let index = match k.trim() {
             "auto" => {
-                let var = job_index.ok_or_else(|| {
-                    format!("{spec:?}: auto takes K from {JOB_INDEX_VARIABLE}, which is not set")
+                let var = job_index.ok_or_else(|| ArgumentError::ShardAutoUnset {
+                    spec: owned(),
+                    var: JOB_INDEX_VARIABLE,
                 })?;
-                var.trim().parse::<u32>().map_err(|_| {
-                    format!("{spec:?}: {JOB_INDEX_VARIABLE}={var:?} is not a whole number")
-                })?
+                var.trim()
+                    .parse::<u32>()
+                    .map_err(|_| ArgumentError::ShardAutoIndex {
+                        spec: owned(),
+                        var: JOB_INDEX_VARIABLE,
+                        index: var.to_string(),
+                    })?
             }
             k => k
                 .parse::<u32>()
                 .ok()
                 .and_then(|k| k.checked_sub(1))
-                .ok_or_else(|| format!("{spec:?}: K must be a whole number from 1"))?,
+                .ok_or_else(|| ArgumentError::ShardIndex(owned()))?,
         };
         if index >= count {
-            return Err(format!(
-                "{spec:?}: shard {} of {count} does not exist",
-                index + 1
-            ));
+            return Err(ArgumentError::NoSuchShard {
+                spec: owned(),
+                k: u64::from(index) + 1,
+                n: count,
+            });
         }
         Ok(Shard { index, count })
     }
@@ -84,10 +93,17 @@ mod tests {
         for bad in ["0/3", "4/3", "1/0", "x/2", "3", "auto/2"] {
             assert!(s(bad, None).is_err(), "{bad}");
         }
-        assert!(
-            s("auto/2", Some("2"))
-                .unwrap_err()
-                .contains("does not exist")
+        assert_eq!(
+            s("auto/2", Some("2")),
+            Err(ArgumentError::NoSuchShard {
+                spec: "auto/2".into(),
+                k: 3,
+                n: 2
+            })
+        );
+        assert_eq!(
+            s("auto/2", Some("x")).unwrap_err().to_string(),
+            "\"auto/2\": JOB_COMPLETION_INDEX=\"x\" is not a whole number"
         );
     }
 

@@ -12,28 +12,60 @@ pub const MAX_COMPONENT: usize = 255;
 /// empty, `.` or `..`, longer than [`MAX_COMPONENT`] bytes, or holds a separator (`/`,
 /// `\`), a drive colon, NUL or any control character. Nothing is rewritten: a guessed
 /// name would put the file where no reader looks for it.
-pub fn path_component<'a>(s: &'a str, what: &str) -> Result<&'a str, String> {
+pub fn path_component<'a>(s: &'a str, what: &'static str) -> Result<&'a str, UnsafeName> {
     let why = if s.is_empty() {
-        Some("is empty".to_string())
-    } else if s == "." || s == ".." {
-        Some(format!("is {s:?}"))
+        Some(Unsafe::Empty)
+    } else if let Some(dots) = [".", ".."].into_iter().find(|d| *d == s) {
+        Some(Unsafe::Dots(dots))
     } else if s.len() > MAX_COMPONENT {
-        Some(format!(
-            "is {} bytes long (at most {MAX_COMPONENT})",
-            s.len()
-        ))
+        Some(Unsafe::TooLong(s.len()))
     } else {
         s.chars()
             .find(|&c| matches!(c, '/' | '\\' | ':') || c.is_control())
-            .map(|c| format!("holds {c:?}"))
+            .map(Unsafe::Holds)
     };
     match why {
         None => Ok(s),
-        Some(why) => Err(format!(
-            "{what} {} {why}: it cannot be a file name in a symbol store",
-            for_terminal(s)
-        )),
+        Some(why) => Err(UnsafeName {
+            what,
+            name: s.to_string(),
+            why,
+        }),
     }
+}
+
+/// A name read from an input (a module name, a debug id) that cannot be a file name in
+/// a symbol store.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "{what} {} {why}: it cannot be a file name in a symbol store",
+    for_terminal(name)
+)]
+pub struct UnsafeName {
+    /// What the name is ("module name", "debug id").
+    pub what: &'static str,
+    /// The name.
+    pub name: String,
+    /// What makes it unsafe.
+    pub why: Unsafe,
+}
+
+/// What makes a name unsafe as a path component.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Unsafe {
+    /// It is empty.
+    #[error("is empty")]
+    Empty,
+    /// It is `.` or `..`.
+    #[error("is {0:?}")]
+    Dots(&'static str),
+    /// It is longer than 255 bytes, what Linux, macOS and Windows file systems all take.
+    #[error("is {0} bytes long (at most {MAX_COMPONENT})")]
+    TooLong(usize),
+    /// It holds a separator, a drive colon or a control character.
+    #[error("holds {0:?}")]
+    Holds(char),
 }
 
 /// Bytes of names and strings an input may have written for it, where one string in the
@@ -127,10 +159,13 @@ mod tests {
             assert!(path_component(bad, "module name").is_err(), "{bad:?}");
         }
         let long = "a".repeat(MAX_COMPONENT + 1);
-        assert!(
-            path_component(&long, "x")
-                .unwrap_err()
-                .contains("256 bytes")
+        assert_eq!(
+            path_component(&long, "x").unwrap_err().why,
+            Unsafe::TooLong(256)
+        );
+        assert_eq!(
+            path_component("..", "x").unwrap_err().why,
+            Unsafe::Dots("..")
         );
         for good in [
             "app.pdb",
@@ -144,6 +179,8 @@ mod tests {
         }
         // The message names the component escaped.
         let e = path_component("a\nb/..", "debug file").unwrap_err();
+        assert_eq!(e.why, Unsafe::Holds('\n'));
+        let e = e.to_string();
         assert!(e.starts_with("debug file a\\nb/.. holds '\\n'"), "{e}");
     }
 

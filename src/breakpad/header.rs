@@ -26,18 +26,28 @@ pub struct Header {
     pub code_file: Option<String>,
 }
 
+/// Why a file has no [`Header`].
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum HeaderError {
+    /// It cannot be read.
+    #[error(transparent)]
+    Unreadable(#[from] std::io::Error),
+    /// It does not start with a MODULE record.
+    #[error("not a Breakpad symbol file (no MODULE record first)")]
+    NoModuleRecord,
+}
+
 /// Reads the [`Header`] of the symbol file at `path` from its first 64 KiB.
-pub fn read_header(path: &std::path::Path) -> Result<Header, String> {
+pub fn read_header(path: &std::path::Path) -> Result<Header, HeaderError> {
     use std::io::Read;
     let mut head = Vec::with_capacity(4096);
-    std::fs::File::open(path)
-        .and_then(|f| f.take(64 << 10).read_to_end(&mut head))
-        .map_err(|e| e.to_string())?;
+    std::fs::File::open(path).and_then(|f| f.take(64 << 10).read_to_end(&mut head))?;
     header(&head)
 }
 
 /// The [`Header`] at the start of `text`.
-pub fn header(text: &[u8]) -> Result<Header, String> {
+pub fn header(text: &[u8]) -> Result<Header, HeaderError> {
     let mut lines = text.split(|&b| b == b'\n').map(|l| {
         let l = String::from_utf8_lossy(l);
         l.trim_end_matches(['\r', '\n']).to_string()
@@ -45,7 +55,7 @@ pub fn header(text: &[u8]) -> Result<Header, String> {
     let first = lines.next().unwrap_or_default();
     let fields: Vec<&str> = first.splitn(5, ' ').collect();
     let ["MODULE", os, arch, id, name] = fields[..] else {
-        return Err("not a Breakpad symbol file (no MODULE record first)".into());
+        return Err(HeaderError::NoModuleRecord);
     };
     let module = ModuleRecord {
         os: os.into(),

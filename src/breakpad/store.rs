@@ -4,6 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::Module;
+use crate::untrusted::UnsafeName;
 
 /// The file name of a module's symbol file in a symbol store: `<name>.sym`, where a
 /// Windows module's `.pdb` gives way to `.sym` (`app.pdb/<id>/app.sym`), as symbol
@@ -21,7 +22,7 @@ pub fn sym_file_name(module_name: &str) -> String {
 /// [`sym_file_name`]). Refused when the name or id, both read from the input, is not a
 /// safe single path component (`..`, separators, control characters): the file must
 /// land inside the store or nowhere.
-pub fn store_path(store: &Path, module: &Module) -> Result<PathBuf, String> {
+pub fn store_path(store: &Path, module: &Module) -> Result<PathBuf, UnsafeName> {
     let name = crate::untrusted::path_component(&module.name, "module name")?;
     let id = crate::untrusted::path_component(&module.debug_id, "debug id")?;
     Ok(store.join(relative_path(name, id)))

@@ -1,9 +1,17 @@
 //! The network: fetching debug files from debuginfod servers and PDBs from symbol
-//! servers. Everything that talks
-//! HTTP lives here, so that the rest of the dumper reads only local files.
+//! servers. Everything that talks HTTP lives here, so that the rest of the dumper reads
+//! only local files. Without the `net` feature the same fetchers read their local
+//! stores and caches, and a server is one that cannot be used (`offline.rs`).
 
+#[cfg(feature = "net")]
 pub(crate) mod cab;
 pub mod debuginfod;
+#[cfg(feature = "net")]
+pub(crate) mod http;
+mod local;
+// The fetchers call one transport whichever the build has.
+#[cfg(not(feature = "net"))]
+#[path = "offline.rs"]
 pub(crate) mod http;
 pub mod symbols;
 pub mod symsrv;

@@ -81,7 +81,10 @@ impl SymbolServers {
 /// Whether `path` starts with the `MODULE` record of debug id `id`: what a server must
 /// send (an error page served with 200, or another build's file, is refused).
 fn is_symbol_file_of(path: &Path, id: &str) -> Result<(), String> {
-    let have = crate::breakpad::header::read_header(path)?.module.id;
+    let have = crate::breakpad::header::read_header(path)
+        .map_err(|e| e.to_string())?
+        .module
+        .id;
     match have.eq_ignore_ascii_case(id) {
         true => Ok(()),
         false => Err(format!("wrong build: its debug id is {have}")),

@@ -36,7 +36,7 @@ impl SymbolPath {
     /// Parses `_NT_SYMBOL_PATH` syntax. `srv*` and `symsrv*symsrv.dll*` entries are
     /// servers (the last element a URL, or a directory store), `cache*dir` adds a local
     /// store, anything else is a directory. Empty elements are ignored.
-    pub fn parse(spec: &str) -> Result<SymbolPath, String> {
+    pub fn parse(spec: &str) -> Result<SymbolPath, crate::ArgumentError> {
         let mut stores = Vec::new();
         for entry in spec.split(';').map(str::trim).filter(|e| !e.is_empty()) {
             let parts: Vec<&str> = entry.split('*').collect();
@@ -53,11 +53,11 @@ impl SymbolPath {
                     stores.push(Store::Dir(PathBuf::from(entry)));
                     continue;
                 }
-                _ => return Err(format!("{entry:?}: not a srv*...*URL entry or a directory")),
+                _ => return Err(crate::ArgumentError::SymbolPathEntry(entry.to_string())),
             };
             let rest: Vec<&str> = rest.into_iter().filter(|p| !p.is_empty()).collect();
             let Some((last, caches)) = rest.split_last() else {
-                return Err(format!("{entry:?}: names no store"));
+                return Err(crate::ArgumentError::SymbolPathEmpty(entry.to_string()));
             };
             let caches: Vec<PathBuf> = caches.iter().map(PathBuf::from).collect();
             if last.starts_with("http://") || last.starts_with("https://") {
@@ -86,7 +86,7 @@ impl SymbolPath {
         // Both come from the image and become paths in the caches.
         for (part, what) in [(name, "PDB name"), (id, "debug id")] {
             if let Err(e) = crate::untrusted::path_component(part, what) {
-                out.problems.push(e);
+                out.problems.push(e.to_string());
                 return out;
             }
         }
@@ -168,7 +168,11 @@ impl SymbolPath {
             verify,
         );
         // Not there as it is: servers also answer compressed, or with a pointer.
-        if saved(as_it_is, out)? || saved(self.compressed(at, verify, out), out)? {
+        if saved(as_it_is, out)? {
+            return Some(at.target.to_path_buf());
+        }
+        #[cfg(feature = "net")]
+        if saved(self.compressed(at, verify, out), out)? {
             return Some(at.target.to_path_buf());
         }
         self.pointed_to(at, verify, out)
@@ -176,6 +180,7 @@ impl SymbolPath {
 
     /// `<url>/<name>/<id>/<name with _ for its last letter>`: a cabinet holding the
     /// file, downloaded beside the target and extracted into it.
+    #[cfg(feature = "net")]
     fn compressed(&self, at: &Entry, verify: Verify, out: &mut Fetched) -> Download {
         let Some(packed) = super::cab::compressed_name(at.name) else {
             return Download::Missing;

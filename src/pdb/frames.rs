@@ -2,7 +2,7 @@
 
 use std::collections::HashMap;
 
-use pdb::FallibleIterator as _;
+use pdb2::FallibleIterator as _;
 
 use super::Pdb;
 
@@ -15,7 +15,7 @@ use crate::unwind::stack_win::StackWin;
 /// were 572 MB of STACK WIN from 463 KB.
 pub(super) fn extract(
     pdb: &mut Pdb<'_>,
-    address_map: &pdb::AddressMap<'_>,
+    address_map: &pdb2::AddressMap<'_>,
     input_len: usize,
     warnings: &mut Warnings,
 ) -> Vec<StackWin> {
@@ -50,8 +50,8 @@ pub(super) fn extract(
             }
         };
         let kind = match frame.ty {
-            pdb::FrameType::FrameData => 4,
-            pdb::FrameType::FPO => 0,
+            pdb2::FrameType::FrameData => 4,
+            pdb2::FrameType::FPO => 0,
             _ => continue,
         };
         let Some(rva) = frame.code_start.to_rva(address_map) else {
@@ -88,7 +88,7 @@ pub(super) fn extract(
 
 /// The program strings of FrameData records, read within the input's allowance.
 struct Programs<'s> {
-    strings: Option<pdb::StringTable<'s>>,
+    strings: Option<pdb2::StringTable<'s>>,
     allowance: crate::untrusted::Allowance,
     /// The lengths of strings refused for the allowance, by string offset.
     refused: HashMap<u32, usize>,
@@ -98,7 +98,7 @@ struct Programs<'s> {
 
 impl Programs<'_> {
     /// The program string at `r`; `None` when its record is to be left out.
-    fn text(&mut self, r: pdb::StringRef) -> Option<String> {
+    fn text(&mut self, r: pdb2::StringRef) -> Option<String> {
         // Records share program strings, and finding one is a scan for its end: a
         // refused string's length is remembered (the allowance only shrinks, so it is
         // refused again) rather than looked up per record.

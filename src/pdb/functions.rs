@@ -11,7 +11,7 @@ use std::path::Path;
 use std::rc::Rc;
 use std::sync::Arc;
 
-use pdb::FallibleIterator as _;
+use pdb2::FallibleIterator as _;
 use rayon::prelude::*;
 
 use super::{Pdb, corrupt, names, open};
@@ -206,7 +206,7 @@ fn read_modules(
 /// own start line. Nothing in a site says which it meant; the first is the one
 /// llvm-symbolizer reads (on the real-PDB bench, 100 addresses more agree with it than
 /// with the last).
-fn first_inlinees<'a>(info: &'a pdb::ModuleInfo<'_>) -> HashMap<pdb::IdIndex, pdb::Inlinee<'a>> {
+fn first_inlinees<'a>(info: &'a pdb2::ModuleInfo<'_>) -> HashMap<pdb2::IdIndex, pdb2::Inlinee<'a>> {
     let mut map = HashMap::new();
     let Ok(mut entries) = info.inlinees() else {
         return map;
@@ -220,8 +220,8 @@ fn first_inlinees<'a>(info: &'a pdb::ModuleInfo<'_>) -> HashMap<pdb::IdIndex, pd
 /// The procedures of one module with their line rows and inline sites.
 fn read_module(
     pdb: &mut Pdb<'_>,
-    address_map: &pdb::AddressMap<'_>,
-    module: &pdb::Module<'_>,
+    address_map: &pdb2::AddressMap<'_>,
+    module: &pdb2::Module<'_>,
     inlines: bool,
 ) -> ModuleResult {
     let mut out = ModuleResult::default();
@@ -281,8 +281,8 @@ fn read_module(
 /// its scope ends (or the next begins). How many inline sites had no line information.
 fn read_procedures(
     cx: &mut ModuleCx<'_, '_, '_>,
-    symbols: &mut pdb::SymbolIter<'_>,
-    inlinees: &HashMap<pdb::IdIndex, pdb::Inlinee<'_>>,
+    symbols: &mut pdb2::SymbolIter<'_>,
+    inlinees: &HashMap<pdb2::IdIndex, pdb2::Inlinee<'_>>,
     inlines: bool,
     name: &str,
 ) -> usize {
@@ -300,25 +300,25 @@ fn read_procedures(
             }
         };
         match symbol.parse() {
-            Ok(pdb::SymbolData::Procedure(p)) => {
+            Ok(pdb2::SymbolData::Procedure(p)) => {
                 if let Some(done) = current.take() {
                     cx.finish(done);
                 }
                 current = cx.begin(&p);
             }
-            Ok(pdb::SymbolData::InlineSite(site)) if inlines => {
+            Ok(pdb2::SymbolData::InlineSite(site)) if inlines => {
                 if let Some(proc) = current.as_mut()
                     && !cx.enter_site(proc, &site, inlinees)
                 {
                     bad_sites += 1;
                 }
             }
-            Ok(pdb::SymbolData::InlineSiteEnd) => {
+            Ok(pdb2::SymbolData::InlineSiteEnd) => {
                 if let Some(proc) = current.as_mut() {
                     proc.open_sites.pop();
                 }
             }
-            Ok(pdb::SymbolData::ScopeEnd) => {
+            Ok(pdb2::SymbolData::ScopeEnd) => {
                 if current
                     .as_ref()
                     .is_some_and(|p| p.end_symbol == symbol.index())
@@ -337,7 +337,7 @@ fn read_procedures(
 }
 
 /// A line row as read: address, length, line, file.
-type RawRow = (u64, Option<u32>, u32, pdb::FileIndex);
+type RawRow = (u64, Option<u32>, u32, pdb2::FileIndex);
 
 /// Line records a module may give beyond twice the rows it reads (as DWARF units may).
 const MIN_ROW_ALLOWANCE: u64 = 65_536;
@@ -347,8 +347,8 @@ struct Proc {
     start: u64,
     end: u64,
     name: String,
-    offset: pdb::PdbInternalSectionOffset,
-    end_symbol: pdb::SymbolIndex,
+    offset: pdb2::PdbInternalSectionOffset,
+    end_symbol: pdb2::SymbolIndex,
     /// `(start, end, line, file slot)`, by address.
     lines: Vec<(u64, u64, u32, u32)>,
     /// Pre-order.
@@ -374,8 +374,8 @@ struct Site {
 }
 
 struct ModuleCx<'c, 'm, 'p> {
-    address_map: &'c pdb::AddressMap<'m>,
-    program: Option<&'c pdb::LineProgram<'p>>,
+    address_map: &'c pdb2::AddressMap<'m>,
+    program: Option<&'c pdb2::LineProgram<'p>>,
     /// Checksum-table offset -> file slot.
     file_slots: HashMap<u32, u32>,
     /// IPI index -> name slot.
@@ -392,13 +392,13 @@ struct ModuleCx<'c, 'm, 'p> {
 }
 
 impl ModuleCx<'_, '_, '_> {
-    fn rva(&self, offset: pdb::PdbInternalSectionOffset) -> Option<u64> {
+    fn rva(&self, offset: pdb2::PdbInternalSectionOffset) -> Option<u64> {
         offset.to_rva(self.address_map).map(|r| u64::from(r.0))
     }
 
     /// The line rows of the symbol at `offset`, by address (stable: the row a later one
     /// ends), read once.
-    fn rows_at(&mut self, offset: pdb::PdbInternalSectionOffset) -> Rc<[RawRow]> {
+    fn rows_at(&mut self, offset: pdb2::PdbInternalSectionOffset) -> Rc<[RawRow]> {
         let key = (offset.section, offset.offset);
         if let Some(rows) = self.rows.get(&key) {
             return Rc::clone(rows);
@@ -419,7 +419,7 @@ impl ModuleCx<'_, '_, '_> {
         rows
     }
 
-    fn file_slot(&mut self, index: pdb::FileIndex) -> Option<u32> {
+    fn file_slot(&mut self, index: pdb2::FileIndex) -> Option<u32> {
         if let Some(&slot) = self.file_slots.get(&index.0) {
             return Some(slot);
         }
@@ -430,7 +430,7 @@ impl ModuleCx<'_, '_, '_> {
         Some(slot)
     }
 
-    fn origin_slot(&mut self, inlinee: pdb::IdIndex) -> u32 {
+    fn origin_slot(&mut self, inlinee: pdb2::IdIndex) -> u32 {
         let next = self.out.origins.len() as u32;
         let slot = *self.origin_slots.entry(inlinee.0).or_insert(next);
         if slot == next {
@@ -440,7 +440,7 @@ impl ModuleCx<'_, '_, '_> {
     }
 
     /// Starts a procedure: its own line rows, clipped to it and sized by the next row.
-    fn begin(&mut self, p: &pdb::ProcedureSymbol<'_>) -> Option<Proc> {
+    fn begin(&mut self, p: &pdb2::ProcedureSymbol<'_>) -> Option<Proc> {
         let start = self.rva(p.offset)?;
         if p.len == 0 {
             return None;
@@ -486,8 +486,8 @@ impl ModuleCx<'_, '_, '_> {
     fn enter_site(
         &mut self,
         proc: &mut Proc,
-        site: &pdb::InlineSiteSymbol<'_>,
-        inlinees: &HashMap<pdb::IdIndex, pdb::Inlinee<'_>>,
+        site: &pdb2::InlineSiteSymbol<'_>,
+        inlinees: &HashMap<pdb2::IdIndex, pdb2::Inlinee<'_>>,
     ) -> bool {
         if proc.open_sites.len() >= MAX_INLINE_DEPTH {
             return false;
@@ -789,7 +789,7 @@ fn overlay(map: &mut BTreeMap<u64, (u64, u32, u32)>, s: u64, e: u64, line: u32, 
 /// Past it, a file or origin is written under one shared placeholder name.
 fn merge(
     results: Vec<ModuleResult>,
-    strings: Option<&pdb::StringTable<'_>>,
+    strings: Option<&pdb2::StringTable<'_>>,
     names: &names::InlineeNames,
     allowance: &mut crate::untrusted::Allowance,
     warnings: &mut Warnings,
@@ -809,7 +809,7 @@ fn merge(
                 *file_ids.entry(offset).or_insert_with(|| {
                     // A FILE record needs a name on one line: an offset the string
                     // table does not have (damage) gets a placeholder.
-                    let raw = strings.and_then(|s| s.get(pdb::StringRef(offset)).ok());
+                    let raw = strings.and_then(|s| s.get(pdb2::StringRef(offset)).ok());
                     // Counted before it is copied: the copies were the cost.
                     if !allowance.take(raw.map_or(0, |r| r.len())) {
                         return *unnamed_file.get_or_insert_with(|| {
@@ -846,7 +846,9 @@ fn merge(
             out.functions.push(FunctionRecord {
                 start: p.start,
                 end: p.end,
-                name: Some(p.name).filter(|n| !n.is_empty()),
+                // A name from the file goes into a record: a newline in it would end
+                // the FUNC line (found by fuzzing).
+                name: crate::demangle::sanitize(&p.name),
                 name_from_linkage: false,
                 param_size: 0,
                 body: BodyRef::new(ui, p.body),

@@ -14,7 +14,7 @@ mod names;
 use std::io::Cursor;
 use std::path::Path;
 
-use pdb::FallibleIterator as _;
+use pdb2::FallibleIterator as _;
 
 use crate::debuginfo::DebugInfo;
 use crate::error::{Error, ErrorKind, WarningKind, Warnings};
@@ -29,7 +29,7 @@ pub fn is_pdb(bytes: &[u8]) -> bool {
     bytes.starts_with(MAGIC)
 }
 
-pub(crate) type Pdb<'a> = pdb::PDB<'a, Cursor<&'a [u8]>>;
+pub(crate) type Pdb<'a> = pdb2::PDB<'a, Cursor<&'a [u8]>>;
 
 /// A PDB's identity: what a PE's CodeView record must name for the two to match.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -68,7 +68,7 @@ pub struct PdbOptions {
     pub frames: bool,
 }
 
-fn corrupt(path: &Path, what: &str, source: pdb::Error) -> Error {
+fn corrupt(path: &Path, what: &str, source: pdb2::Error) -> Error {
     let kind = ErrorKind::PdbStream {
         stream: what.to_string(),
         detail: describe(&source),
@@ -80,13 +80,13 @@ fn corrupt(path: &Path, what: &str, source: pdb::Error) -> Error {
 /// A `pdb` crate error as a reader can act on it: its own words for most, but a stream
 /// that ends early is the file being truncated or damaged, not "UnexpectedEof", and a
 /// failed read of the (mapped, whole) file can only be one past its end.
-pub(crate) fn describe(e: &pdb::Error) -> String {
+pub(crate) fn describe(e: &pdb2::Error) -> String {
     match e {
-        pdb::Error::UnexpectedEof => "truncated or damaged: a stream ends early".into(),
-        pdb::Error::IoError(io) if io.kind() == std::io::ErrorKind::UnexpectedEof => {
+        pdb2::Error::UnexpectedEof => "truncated or damaged: a stream ends early".into(),
+        pdb2::Error::IoError(io) if io.kind() == std::io::ErrorKind::UnexpectedEof => {
             "truncated: a page lies past the end of the file".into()
         }
-        pdb::Error::UnrecognizedFileFormat => "not a PDB (MSF 7.00) file".into(),
+        pdb2::Error::UnrecognizedFileFormat => "not a PDB (MSF 7.00) file".into(),
         e => e.to_string(),
     }
 }
@@ -95,7 +95,7 @@ pub(crate) fn describe(e: &pdb::Error) -> String {
 pub(crate) fn open<'a>(path: &Path, bytes: &'a [u8]) -> Result<Pdb<'a>, Error> {
     msf::check(bytes)
         .map_err(|why| Error::new(path, ErrorKind::Corrupt(format!("PDB container: {why}"))))?;
-    pdb::PDB::open(Cursor::new(bytes)).map_err(|e| corrupt(path, "container", e))
+    pdb2::PDB::open(Cursor::new(bytes)).map_err(|e| corrupt(path, "container", e))
 }
 
 /// Reads the identity of the PDB in `bytes`. The age is the DBI stream's, which is what
@@ -121,10 +121,10 @@ fn identify_unguarded(path: &Path, bytes: &[u8]) -> Result<PdbId, Error> {
     guid[6..8].copy_from_slice(&d3.to_le_bytes());
     guid[8..16].copy_from_slice(d4);
     let arch = match dbi.machine_type() {
-        Ok(pdb::MachineType::X86) => "x86",
-        Ok(pdb::MachineType::Amd64) => "x86_64",
-        Ok(pdb::MachineType::Arm64) => "arm64",
-        Ok(pdb::MachineType::ArmNT | pdb::MachineType::Arm | pdb::MachineType::Thumb) => "arm",
+        Ok(pdb2::MachineType::X86) => "x86",
+        Ok(pdb2::MachineType::Amd64) => "x86_64",
+        Ok(pdb2::MachineType::Arm64) => "arm64",
+        Ok(pdb2::MachineType::ArmNT | pdb2::MachineType::Arm | pdb2::MachineType::Thumb) => "arm",
         _ => "unknown",
     };
     Ok(PdbId {
@@ -189,7 +189,7 @@ fn extract_unguarded(
 /// The code publics of the global symbol stream, in stream order.
 fn publics(
     pdb: &mut Pdb<'_>,
-    address_map: &pdb::AddressMap<'_>,
+    address_map: &pdb2::AddressMap<'_>,
     x86: bool,
     warnings: &mut Warnings,
 ) -> Vec<Symbol> {
@@ -217,7 +217,7 @@ fn publics(
                 break;
             }
         };
-        let Ok(pdb::SymbolData::Public(p)) = symbol.parse() else {
+        let Ok(pdb2::SymbolData::Public(p)) = symbol.parse() else {
             continue;
         };
         if !(p.function || p.code) {

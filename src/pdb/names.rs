@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-use pdb::FallibleIterator as _;
+use pdb2::FallibleIterator as _;
 
 use super::Pdb;
 use crate::error::{WarningKind, Warnings};
@@ -46,28 +46,28 @@ impl InlineeNames {
             }
             finder
         });
-        let id_string = |index: pdb::IdIndex| -> Option<String> {
+        let id_string = |index: pdb2::IdIndex| -> Option<String> {
             match id_finder.find(index).ok()?.parse().ok()? {
-                pdb::IdData::String(s) => Some(s.name.to_string().into_owned()),
+                pdb2::IdData::String(s) => Some(s.name.to_string().into_owned()),
                 _ => None,
             }
         };
-        let class_name = |index: pdb::TypeIndex| -> Option<String> {
+        let class_name = |index: pdb2::TypeIndex| -> Option<String> {
             let item = type_finder.as_ref()?.find(index).ok()?;
             match item.parse().ok()? {
-                pdb::TypeData::Class(c) => Some(c.name.to_string().into_owned()),
-                pdb::TypeData::Union(u) => Some(u.name.to_string().into_owned()),
-                pdb::TypeData::Enumeration(e) => Some(e.name.to_string().into_owned()),
+                pdb2::TypeData::Class(c) => Some(c.name.to_string().into_owned()),
+                pdb2::TypeData::Union(u) => Some(u.name.to_string().into_owned()),
+                pdb2::TypeData::Enumeration(e) => Some(e.name.to_string().into_owned()),
                 _ => None,
             }
         };
         let mut names = HashMap::with_capacity(wanted.len());
         for &index in wanted {
-            let Ok(item) = id_finder.find(pdb::IdIndex(index)) else {
+            let Ok(item) = id_finder.find(pdb2::IdIndex(index)) else {
                 continue;
             };
             let name = match item.parse() {
-                Ok(pdb::IdData::Function(f)) => {
+                Ok(pdb2::IdData::Function(f)) => {
                     let mut scopes = Vec::new();
                     let mut scope = f.scope;
                     // A function id's scope is a string id naming the whole namespace
@@ -81,7 +81,7 @@ impl InlineeNames {
                     }
                     qualify(scopes.pop(), &f.name.to_string())
                 }
-                Ok(pdb::IdData::MemberFunction(m)) => {
+                Ok(pdb2::IdData::MemberFunction(m)) => {
                     qualify(class_name(m.parent), &m.name.to_string())
                 }
                 _ => continue,

@@ -76,18 +76,43 @@ pub fn display_name(path: &str) -> &str {
     &name[..end]
 }
 
+/// What is wrong with an on-device trace document.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum TraceError {
+    /// It is not JSON.
+    #[error("not JSON: {0}")]
+    NotJson(#[source] serde_json::Error),
+    /// It has no `symbols` or no `threads` array.
+    #[error("no \"{0}\" array")]
+    NoArray(&'static str),
+    /// An entry of `symbols` is not a module.
+    #[error("symbols[{index}]: {problem}")]
+    Module {
+        /// Its place in the array.
+        index: usize,
+        /// What is wrong with it.
+        problem: String,
+    },
+    /// An entry of `threads` has no PCs, or a PC that is not a number: in words naming
+    /// the thread.
+    #[error("{0}")]
+    Thread(String),
+}
+
 /// Reads a trace; Err says what is wrong with the document. The PCs are read straight
 /// into numbers, not into a JSON tree: a trace of millions of PCs costs their count in
 /// words.
-pub fn parse(text: &str) -> Result<Trace, String> {
+pub fn parse(text: &str) -> Result<Trace, TraceError> {
     let raw: RawDoc = serde_json::from_str::<RawDocSeed>(text)
-        .map_err(|e| format!("not JSON: {e}"))?
+        .map_err(TraceError::NotJson)?
         .0;
-    let symbols = raw.symbols.ok_or("no \"symbols\" array")?;
-    let threads = raw.threads.ok_or("no \"threads\" array")?;
+    let symbols = raw.symbols.ok_or(TraceError::NoArray("symbols"))?;
+    let threads = raw.threads.ok_or(TraceError::NoArray("threads"))?;
     let mut trace = Trace::default();
-    for (i, s) in symbols.iter().enumerate() {
-        let m = module(s).map_err(|e| format!("symbols[{i}]: {e}"))?;
+    for (index, s) in symbols.iter().enumerate() {
+        let m = module(s).map_err(|problem| TraceError::Module { index, problem })?;
+        let i = index;
         if m.path.len() > MAX_PATH {
             trace.warnings.push(format!(
                 "symbols[{i}]: a path of {} bytes, longer than any real one ({MAX_PATH}): \
@@ -100,7 +125,7 @@ pub fn parse(text: &str) -> Result<Trace, String> {
     }
     trace.placing = Placing::new(&trace.modules, &mut trace.warnings);
     for thread in threads {
-        trace.threads.push(thread?);
+        trace.threads.push(thread.map_err(TraceError::Thread)?);
     }
     Ok(trace)
 }
@@ -429,15 +454,18 @@ mod tests {
 
     #[test]
     fn broken_documents_say_what_is_wrong() {
-        assert!(parse("{").unwrap_err().starts_with("not JSON"));
-        assert_eq!(parse("{}").unwrap_err(), "no \"symbols\" array");
+        assert!(matches!(parse("{"), Err(TraceError::NotJson(_))));
+        assert_eq!(parse("{}").unwrap_err().to_string(), "no \"symbols\" array");
         let bad_pc = r#"{"symbols": [], "threads": [{"pcs": ["0xzz"]}]}"#;
         assert_eq!(
-            parse(bad_pc).unwrap_err(),
+            parse(bad_pc).unwrap_err().to_string(),
             "threads[0].pcs[0]: \"0xzz\" is not hexadecimal"
         );
         let backwards = r#"{"symbols": [{"pc_range": {"start": "0x10", "end": "0x1"},
             "path": "a", "runtime_offset": "0", "compiled_offset": "0"}], "threads": []}"#;
-        assert!(parse(backwards).unwrap_err().contains("before it starts"));
+        assert!(matches!(
+            parse(backwards),
+            Err(TraceError::Module { index: 0, problem }) if problem.contains("before it starts")
+        ));
     }
 }

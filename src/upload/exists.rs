@@ -8,6 +8,7 @@ use std::sync::Mutex;
 
 use super::{Protocol, Uploader, v2};
 use crate::fetch::http;
+use crate::{Warning, WarningKind};
 
 /// The servers to ask, and which of them failed (told once, then not asked again).
 pub struct Remote {
@@ -46,7 +47,7 @@ impl Remote {
     /// Whether a server has the symbol file of module `name` with `debug_id`. A server
     /// that cannot answer counts as not having it (the module is dumped); `tell` hears
     /// why, once per server.
-    pub fn has(&self, name: &str, debug_id: &str, tell: &dyn Fn(&str)) -> bool {
+    pub fn has(&self, name: &str, debug_id: &str, tell: &dyn Fn(&Warning)) -> bool {
         if let Some(up) = &self.check_status {
             let what = format!("{} (checkStatus)", up.url);
             if !self.given_up(&what) {
@@ -78,13 +79,13 @@ impl Remote {
         failed.iter().any(|f| f == server)
     }
 
-    fn fail(&self, server: &str, why: &str, tell: &dyn Fn(&str)) {
+    fn fail(&self, server: &str, why: &dyn std::fmt::Display, tell: &dyn Fn(&Warning)) {
         let mut failed = self.failed.lock().unwrap_or_else(|e| e.into_inner());
         if !failed.iter().any(|f| f == server) {
             failed.push(server.to_string());
-            tell(&format!(
-                "cannot ask {server} what it has, so its modules are dumped: {why}"
-            ));
+            let message =
+                format!("cannot ask {server} what it has, so its modules are dumped: {why}");
+            tell(&Warning::new(WarningKind::Server, message).on(server));
         }
     }
 }

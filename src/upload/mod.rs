@@ -33,18 +33,105 @@ pub enum Protocol {
 }
 
 impl std::str::FromStr for Protocol {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = UnknownProtocol;
+    fn from_str(s: &str) -> Result<Self, UnknownProtocol> {
         match s {
             "sym-upload-v1" => Ok(Protocol::SymUploadV1),
             "sym-upload-v2" => Ok(Protocol::SymUploadV2),
             "tecken" => Ok(Protocol::Tecken),
-            _ => Err(format!(
-                "{s:?}: the protocols are sym-upload-v1, sym-upload-v2 and tecken"
-            )),
+            _ => Err(UnknownProtocol(s.to_string())),
         }
     }
 }
+
+/// Why a symbol file (or a Tecken zip of them) was not sent. Its words name the file or
+/// the server and quote what the server answered.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum UploadError {
+    /// The protocol needs an API key or token and the environment gives none.
+    #[error("--upload-protocol {protocol}: set the API key or token in {TOKEN_VAR}")]
+    NoToken {
+        /// The protocol, as the flag names it.
+        protocol: &'static str,
+    },
+    /// The symbol file's MODULE record cannot be read, or cannot name a place on a
+    /// server.
+    #[error("{}: {reason}", path.display())]
+    BadFile {
+        /// The symbol file.
+        path: PathBuf,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// The symbol file cannot be read.
+    #[error("{}: {source}", path.display())]
+    Unreadable {
+        /// The symbol file.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// Tecken's zip cannot be written.
+    #[error("cannot write the zip in {}: {source}", dir.display())]
+    Zip {
+        /// The directory temporary files go to.
+        dir: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// More bytes than the server takes in one upload.
+    #[error("{what} is {len} bytes, over the limit of {limit} bytes for one upload")]
+    TooLarge {
+        /// "the file" or "the zip".
+        what: &'static str,
+        /// Its size.
+        len: u64,
+        /// The server's limit ([`Uploader::max_upload`]).
+        limit: u64,
+    },
+    /// The server answered with an error status.
+    #[error("{url}: the server answered {status}{}", quoted(answer))]
+    Refused {
+        /// The request's URL.
+        url: String,
+        /// The HTTP status.
+        status: u16,
+        /// The first line of its answer (at most 300 bytes), if any.
+        answer: String,
+    },
+    /// The server could not be reached, stalled, or pointed elsewhere.
+    #[error("{url}: {reason}")]
+    Unreachable {
+        /// The request's URL (or the server's, once it was given up on).
+        url: String,
+        /// What went wrong, in words.
+        reason: String,
+    },
+    /// The server's answer is not what the protocol says it sends.
+    #[error("{url}: {reason}")]
+    BadAnswer {
+        /// The request's URL.
+        url: String,
+        /// What was wrong with the answer, quoting it.
+        reason: String,
+    },
+}
+
+/// `: answer`, or nothing for an empty answer.
+fn quoted(answer: &str) -> String {
+    match answer.is_empty() {
+        true => String::new(),
+        false => format!(": {answer}"),
+    }
+}
+
+/// A protocol name that is none of the three.
+#[derive(Debug, thiserror::Error)]
+#[error("{0:?}: the protocols are sym-upload-v1, sym-upload-v2 and tecken")]
+pub struct UnknownProtocol(pub String);
 
 /// A symbol file to send, with what its MODULE record says.
 #[derive(Debug, Clone)]
@@ -68,12 +155,15 @@ pub struct SymbolFile {
 impl SymbolFile {
     /// Reads the MODULE record of the symbol file at `path`, and the image name of its
     /// `INFO CODE_ID` record when one follows.
-    pub fn read(path: &Path) -> Result<SymbolFile, String> {
-        let at = |e: String| format!("{}: {e}", path.display());
-        let header = crate::breakpad::header::read_header(path).map_err(at)?;
+    pub fn read(path: &Path) -> Result<SymbolFile, UploadError> {
+        let bad = |reason: String| UploadError::BadFile {
+            path: path.to_path_buf(),
+            reason,
+        };
+        let header = crate::breakpad::header::read_header(path).map_err(|e| bad(e.to_string()))?;
         let m = header.module;
         // Both become path components on the server and in Tecken's zips.
-        let in_record = |e: String| format!("{}: in its MODULE record, {e}", path.display());
+        let in_record = |e: crate::untrusted::UnsafeName| bad(format!("in its MODULE record, {e}"));
         crate::untrusted::path_component(&m.name, "the module name").map_err(in_record)?;
         crate::untrusted::path_component(&m.id, "the debug id").map_err(in_record)?;
         Ok(SymbolFile {
@@ -91,10 +181,13 @@ impl SymbolFile {
         crate::breakpad::store::relative_path(&self.name, &self.debug_id)
     }
 
-    fn len(&self) -> Result<u64, String> {
+    fn len(&self) -> Result<u64, UploadError> {
         std::fs::metadata(&self.path)
             .map(|m| m.len())
-            .map_err(|e| format!("{}: {e}", self.path.display()))
+            .map_err(|source| UploadError::Unreadable {
+                path: self.path.clone(),
+                source,
+            })
     }
 }
 
@@ -147,16 +240,15 @@ pub const TECKEN_ZIP_LIMIT: u64 = 1_500_000_000;
 impl Uploader {
     /// An uploader for `url`, the token from the environment. Errors when the protocol
     /// needs a token and there is none.
-    pub fn new(url: &str, protocol: Protocol) -> Result<Uploader, String> {
+    pub fn new(url: &str, protocol: Protocol) -> Result<Uploader, UploadError> {
         let token = std::env::var(TOKEN_VAR).ok().filter(|t| !t.is_empty());
         if token.is_none() && protocol != Protocol::SymUploadV1 {
-            return Err(format!(
-                "--upload-protocol {}: set the API key or token in {TOKEN_VAR}",
-                match protocol {
+            return Err(UploadError::NoToken {
+                protocol: match protocol {
                     Protocol::SymUploadV2 => "sym-upload-v2",
                     _ => "tecken",
-                }
-            ));
+                },
+            });
         }
         Ok(Uploader {
             // As given: Tecken's endpoint is `/upload/`, and a POST redirected to add
@@ -179,7 +271,7 @@ impl Uploader {
     /// Sends `files`: per file for the Breakpad protocols, in zips for Tecken. Each
     /// result names what it is about (a file, or a zip's files).
     /// `jobs` at a time, results in the files' order.
-    pub fn send(&self, files: &[SymbolFile]) -> Vec<(String, Result<Sent, String>)> {
+    pub fn send(&self, files: &[SymbolFile]) -> Vec<(String, Result<Sent, UploadError>)> {
         let agent = crate::fetch::http::agent(self.timeout);
         match self.protocol {
             Protocol::SymUploadV1 => self.each(files, |f| {
@@ -196,12 +288,13 @@ impl Uploader {
     }
 
     /// An error naming the limit when `len` bytes are more than the server takes.
-    fn fits(&self, what: &str, len: u64) -> Result<(), String> {
+    fn fits(&self, what: &'static str, len: u64) -> Result<(), UploadError> {
         match len > self.max_upload {
-            true => Err(format!(
-                "{what} is {len} bytes, over the limit of {} bytes for one upload",
-                self.max_upload
-            )),
+            true => Err(UploadError::TooLarge {
+                what,
+                len,
+                limit: self.max_upload,
+            }),
             false => Ok(()),
         }
     }
@@ -270,7 +363,7 @@ fn post_form(
     file: &FilePart,
     headers: &[(&str, &str)],
     expected: u16,
-) -> Result<Sent, String> {
+) -> Result<Sent, UploadError> {
     use crate::fetch::http::{self, Outcome};
     let outcome = http::with_retries(up.retries, &up.url, || {
         let (len, body) = file
@@ -291,17 +384,33 @@ fn post_form(
         Outcome::Ok(r) if r.status() == expected => Ok(Sent::Uploaded),
         Outcome::Ok(r) => Err(refused(&up.url, r.status(), "")),
         Outcome::Status(code, body) => Err(refused(&up.url, code, &body)),
-        Outcome::Unreachable(e) => Err(format!("{}: {e}", up.url)),
+        Outcome::Unreachable(e) => Err(unreachable(&up.url, e)),
     }
 }
 
-/// A failed request as a message: the server's status and the start of its answer.
-fn refused(what: &str, code: u16, body: &str) -> String {
-    let body = body.lines().next().unwrap_or("").trim();
-    let body = body.get(..300).unwrap_or(body);
-    if body.is_empty() {
-        format!("{what}: the server answered {code}")
-    } else {
-        format!("{what}: the server answered {code}: {body}")
+/// A failed request: the server's status and the start of its answer.
+fn refused(url: &str, status: u16, body: &str) -> UploadError {
+    let answer = body.lines().next().unwrap_or("").trim();
+    let answer = answer.get(..300).unwrap_or(answer);
+    UploadError::Refused {
+        url: url.to_string(),
+        status,
+        answer: answer.to_string(),
+    }
+}
+
+/// A request that got no answer, in the HTTP layer's words.
+fn unreachable(url: &str, reason: impl std::fmt::Display) -> UploadError {
+    UploadError::Unreachable {
+        url: url.to_string(),
+        reason: reason.to_string(),
+    }
+}
+
+/// An answer that is not what the protocol sends.
+fn bad_answer(url: &str, reason: String) -> UploadError {
+    UploadError::BadAnswer {
+        url: url.to_string(),
+        reason,
     }
 }

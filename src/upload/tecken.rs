@@ -5,14 +5,14 @@
 use std::io::Write as _;
 
 use super::multipart::Form;
-use super::{FilePart, Sent, Source, SymbolFile, Uploader, post_form};
+use super::{FilePart, Sent, Source, SymbolFile, UploadError, Uploader, post_form};
 
 /// Sends one zip of `batch`: what it is about (its files) and what came of it.
 pub(super) fn send(
     up: &Uploader,
     agent: &ureq::Agent,
     batch: &[SymbolFile],
-) -> (String, Result<Sent, String>) {
+) -> (String, Result<Sent, UploadError>) {
     let what = batch
         .iter()
         .map(|f| f.path.display().to_string())
@@ -40,13 +40,13 @@ pub(super) fn batches(files: &[SymbolFile], limit: u64) -> Vec<Vec<SymbolFile>> 
     out
 }
 
-fn send_zip(up: &Uploader, agent: &ureq::Agent, batch: &[SymbolFile]) -> Result<Sent, String> {
+fn send_zip(up: &Uploader, agent: &ureq::Agent, batch: &[SymbolFile]) -> Result<Sent, UploadError> {
     // Unnamed (`O_TMPFILE` where there is one): a killed run leaves no zip behind.
     let zip = tempfile::tempfile()
         .and_then(|file| write_zip(file, batch))
-        .map_err(|e| {
-            let dir = std::env::temp_dir();
-            format!("cannot write the zip in {}: {e}", dir.display())
+        .map_err(|source| UploadError::Zip {
+            dir: std::env::temp_dir(),
+            source,
         })?;
     up.fits("the zip", zip.metadata().map_or(0, |m| m.len()))?;
     post(up, agent, &zip, &batch[0].store_path())
@@ -73,7 +73,7 @@ fn post(
     agent: &ureq::Agent,
     zip: &std::fs::File,
     seed: &str,
-) -> Result<Sent, String> {
+) -> Result<Sent, UploadError> {
     let token = up.token.as_deref().unwrap_or("");
     let form = Form::new(seed);
     let file = FilePart {

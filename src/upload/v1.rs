@@ -4,7 +4,11 @@
 use super::multipart::Form;
 use super::{FilePart, Sent, Source, SymbolFile, Uploader, post_form};
 
-pub(super) fn send(up: &Uploader, agent: &ureq::Agent, f: &SymbolFile) -> Result<Sent, String> {
+pub(super) fn send(
+    up: &Uploader,
+    agent: &ureq::Agent,
+    f: &SymbolFile,
+) -> Result<Sent, super::UploadError> {
     up.fits("the file", f.len()?)?;
     let mut form = Form::new(&f.store_path());
     form.text("code_file", &f.code_file);

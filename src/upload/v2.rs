@@ -4,10 +4,14 @@
 
 use serde_json::{Value, json};
 
-use super::{Sent, SymbolFile, Uploader, refused};
+use super::{Sent, SymbolFile, UploadError, Uploader, bad_answer, refused, unreachable};
 use crate::fetch::http::{self, Outcome};
 
-pub(super) fn send(up: &Uploader, agent: &ureq::Agent, f: &SymbolFile) -> Result<Sent, String> {
+pub(super) fn send(
+    up: &Uploader,
+    agent: &ureq::Agent,
+    f: &SymbolFile,
+) -> Result<Sent, UploadError> {
     up.fits("the file", f.len()?)?;
     if has(up, agent, &f.name, &f.debug_id)? {
         return Ok(Sent::AlreadyThere);
@@ -31,8 +35,9 @@ pub(super) fn send(up: &Uploader, agent: &ureq::Agent, f: &SymbolFile) -> Result
     let (Some(put_url), Some(upload_key)) =
         (created["uploadUrl"].as_str(), created["uploadKey"].as_str())
     else {
-        return Err(format!(
-            "{create}: the answer has no uploadUrl and uploadKey: {created}"
+        return Err(bad_answer(
+            &create,
+            format!("the answer has no uploadUrl and uploadKey: {created}"),
         ));
     };
 
@@ -48,7 +53,7 @@ pub(super) fn send(up: &Uploader, agent: &ureq::Agent, f: &SymbolFile) -> Result
     match put {
         Outcome::Ok(_) => {}
         Outcome::Status(code, body) => return Err(refused(put_url, code, &body)),
-        Outcome::Unreachable(e) => return Err(format!("{put_url}: {e}")),
+        Outcome::Unreachable(e) => return Err(unreachable(put_url, e)),
     }
 
     let complete = format!("{base}/v1/uploads/{}:complete", encode(upload_key));
@@ -71,7 +76,7 @@ pub(super) fn send(up: &Uploader, agent: &ureq::Agent, f: &SymbolFile) -> Result
     match done["result"].as_str() {
         Some("OK") => Ok(Sent::Uploaded),
         Some("DUPLICATE_DATA") => Ok(Sent::AlreadyThere),
-        _ => Err(format!("{complete}: unexpected answer {done}")),
+        _ => Err(bad_answer(&complete, format!("unexpected answer {done}"))),
     }
 }
 
@@ -82,7 +87,7 @@ pub(super) fn has(
     agent: &ureq::Agent,
     name: &str,
     debug_id: &str,
-) -> Result<bool, String> {
+) -> Result<bool, UploadError> {
     let key = up.token.as_deref().unwrap_or("");
     let base = up.url.trim_end_matches('/');
     let check = format!("{base}/v1/symbols/{}/{debug_id}:checkStatus", encode(name));
@@ -98,16 +103,16 @@ pub(super) fn has(
 
 /// The JSON answer of a request (at most 1 MiB, within the upload's time-out), or the
 /// error it became.
-fn json_of(up: &Uploader, url: &str, outcome: Outcome) -> Result<Value, String> {
+fn json_of(up: &Uploader, url: &str, outcome: Outcome) -> Result<Value, UploadError> {
     match outcome {
         Outcome::Ok(r) => {
-            let body =
-                http::read_body(*r, 1 << 20, up.timeout).map_err(|e| format!("{url}: {e}"))?;
+            let body = http::read_body(*r, 1 << 20, up.timeout).map_err(|e| unreachable(url, e))?;
             let text = String::from_utf8_lossy(&body);
-            serde_json::from_str(&text).map_err(|e| format!("{url}: not JSON ({e}): {text}"))
+            serde_json::from_str(&text)
+                .map_err(|e| bad_answer(url, format!("not JSON ({e}): {text}")))
         }
         Outcome::Status(code, body) => Err(refused(url, code, &body)),
-        Outcome::Unreachable(e) => Err(format!("{url}: {e}")),
+        Outcome::Unreachable(e) => Err(unreachable(url, e)),
     }
 }
 

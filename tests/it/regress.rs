@@ -164,3 +164,20 @@ fn report_lines_come_back_as_they_came() {
         dumpsyms::fuzzing::report(&bytes);
     }
 }
+
+/// Found by the `pdb` fuzz target in the hour it ran on `pdb2`: a procedure whose name
+/// in the module stream holds a newline (`_purecal\n`). Written as it was, it ended its
+/// FUNC line and left an empty one; both PDB crates read it so. The name is now made
+/// writable as every other name is.
+#[test]
+fn a_pdb_procedure_name_with_a_newline_stays_on_its_line() {
+    let (ok, sym, err) = dump("pdb-procedure-name-with-newline.pdb");
+    assert!(ok, "{err}");
+    parse(&sym);
+    assert!(!sym.lines().any(str::is_empty), "an empty line:\n{sym}");
+    assert!(sym.contains("\nFUNC 70 3 0 _purecal\n"), "{sym}");
+    let bytes =
+        std::fs::read(fixtures().join("regress/pdb-procedure-name-with-newline.pdb")).unwrap();
+    // The fuzz target's input is the file after its 32-byte magic.
+    dumpsyms::fuzzing::pdb(&bytes[32..]);
+}

@@ -351,3 +351,79 @@ fn modules_that_share_names_dump_in_a_tree_as_alone() {
     }
     std::fs::remove_dir_all(&work).ok();
 }
+
+/// What an embedding program sees of a batch: typed events, not lines. The tree of
+/// `tree()` plus a truncated binary: each module's symbol file written once, the dSYM's
+/// and debug files' skips with why, the truncated file a `Failure::Dump` naming it, and
+/// the counts matching the files in the store.
+#[test]
+fn a_batch_tells_typed_events_to_a_library_caller() {
+    use dumpsyms::batch::{Batch, Counts, Event, Failure, Report};
+    use std::sync::Mutex;
+
+    #[derive(Default)]
+    struct Seen {
+        written: Mutex<Vec<std::path::PathBuf>>,
+        skipped: Mutex<Vec<String>>,
+        failed: Mutex<Vec<String>>,
+        finished: Mutex<Option<(Counts, usize)>>,
+    }
+    impl Report for Seen {
+        fn event(&self, event: &Event<'_>) {
+            match event {
+                Event::Written { path, .. } => {
+                    self.written.lock().unwrap().push(path.to_path_buf())
+                }
+                Event::Skipped { why, .. } => self.skipped.lock().unwrap().push(why.to_string()),
+                Event::Failed(Failure::Dump(e)) => self
+                    .failed
+                    .lock()
+                    .unwrap()
+                    .push(e.path.display().to_string()),
+                Event::Failed(other) => panic!("unexpected failure {other}"),
+                Event::Finished { counts, failures } => {
+                    *self.finished.lock().unwrap() = Some(((*counts).clone(), failures.len()))
+                }
+                _ => {}
+            }
+        }
+    }
+
+    let work = scratch("events");
+    let root = work.join("tree");
+    tree(&root);
+    let bytes = std::fs::read(fixtures().join("bin/x86_64/c-gcc-O2-dwarf5")).unwrap();
+    std::fs::write(root.join("broken"), &bytes[..200]).unwrap();
+    let store = work.join("store");
+    let seen = Seen::default();
+    let opts = dumpsyms::Options::default();
+    let batch = Batch {
+        opts: &opts,
+        shard: None,
+        report: &seen,
+        remote: None,
+    };
+    let summary = batch.store(std::slice::from_ref(&root), &store, false);
+
+    let written = seen.written.into_inner().unwrap();
+    let files = contents(&store);
+    assert_eq!(written.len(), files.len(), "{written:?}");
+    assert_eq!(summary.written.len(), written.len());
+    let skipped = seen.skipped.into_inner().unwrap();
+    assert!(
+        skipped
+            .iter()
+            .any(|why| why.contains("separate debug file")),
+        "{skipped:?}"
+    );
+    assert_eq!(
+        seen.failed.into_inner().unwrap(),
+        vec![root.join("broken").display().to_string()]
+    );
+    assert!(matches!(summary.failures[..], [Failure::Dump(_)]));
+    let (counts, failures) = seen.finished.into_inner().unwrap().expect("Finished told");
+    assert_eq!((counts.failed, failures), (1, 1));
+    assert_eq!(counts.companions, skipped.len());
+    assert_eq!(counts.on_server, None, "no server was asked");
+    std::fs::remove_dir_all(&work).ok();
+}

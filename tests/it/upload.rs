@@ -895,7 +895,17 @@ fn an_upload_over_the_servers_limit_names_the_limit() {
         up.max_upload = 100;
         let results = up.send(std::slice::from_ref(&file));
         let err = results[0].1.as_ref().unwrap_err();
-        assert!(err.contains("over the limit of 100 bytes"), "{err}");
+        assert!(
+            matches!(
+                err,
+                dumpsyms::upload::UploadError::TooLarge { limit: 100, .. }
+            ),
+            "{err}"
+        );
+        assert!(
+            err.to_string().contains("over the limit of 100 bytes"),
+            "{err}"
+        );
     }
     assert!(server.requests().is_empty());
     std::fs::remove_dir_all(&work).ok();

@@ -1,7 +1,11 @@
 //! Dumping as the command does it: one input to standard output, a file or a symbol
 //! store, or whole trees into a store in parallel (universal binaries slice by slice,
-//! `--skip-existing`), then optionally uploading what was written. Every line for the
-//! user goes to a [`Report`], so that the command only decides how lines are shown.
+//! `--skip-existing`), then optionally uploading what was written. What happens is told
+//! to a [`Report`] as [`Event`]s; the command alone turns them into words.
+
+mod report;
+
+pub use report::{Counts, Event, Failure, Progress, Report};
 
 use std::collections::HashMap;
 use std::io::{self, Write};
@@ -12,10 +16,11 @@ use std::time::Instant;
 
 use rayon::prelude::*;
 
-use crate::byid::ById;
+use crate::byid::{ById, Unavailable};
 use crate::error::{Warning, WarningKind, Warnings};
 use crate::output::AtomicFile;
 use crate::shard::Shard;
+#[cfg(feature = "net")]
 use crate::upload::{Remote, Sent, SymbolFile, Uploader};
 use crate::{Dump, Options, tree};
 
@@ -30,56 +35,16 @@ pub enum Destination {
     Store(PathBuf),
 }
 
-/// Where the lines for the user go. A line is one message, without the program's name.
-pub trait Report: Sync {
-    /// Something that failed, or that the user must see (a server that is down, a
-    /// binary without debug information): shown even when the user asked for quiet.
-    fn error(&self, line: &str);
-    /// A warning, a summary or a detail: may be dropped (`-q`).
-    fn note(&self, line: &str);
-    /// How far a batch has come: for a progress bar.
-    fn progress(&self, _step: Progress<'_>) {}
-}
-
-/// The steps of a batch, in order: `Start` once, `File` and `Done` per file, `Finish`.
-#[derive(Debug, Clone, Copy)]
-pub enum Progress<'a> {
-    /// The batch begins, with this many files (or rows) to do.
-    Start {
-        /// How many.
-        files: usize,
-    },
-    /// This file is begun.
-    File(&'a Path),
-    /// A file is done.
-    Done,
-    /// The batch is done.
-    Finish,
-}
-
-/// Why an input produced no symbol file.
-#[derive(Debug)]
-pub enum Failure {
-    /// Standard output was closed by its reader: stop quietly.
-    BrokenPipe,
-    /// Anything else, in words, naming the input.
-    Message(String),
-    /// A module asked for by id that no server has.
-    NotFound(String),
-}
-
-/// The options of a dump and how much to say about it.
+/// The options of a dump and where its events go.
 pub struct Batch<'a> {
     /// How each input is dumped.
     pub opts: &'a Options,
     /// `--shard`: only this share of the modules is written.
     pub shard: Option<Shard>,
-    /// Every warning, every path tried, every file written (`-v`), rather than a
-    /// count.
-    pub verbose: bool,
-    /// Where every line for the user goes.
+    /// Where every event goes.
     pub report: &'a dyn Report,
     /// `--skip-existing` with a server to ask: modules it has are not dumped.
+    #[cfg(feature = "net")]
     pub remote: Option<&'a Remote>,
 }
 
@@ -88,8 +53,8 @@ pub struct Batch<'a> {
 pub struct Summary {
     /// The symbol files written (a universal binary's slices make several per input).
     pub written: Vec<PathBuf>,
-    /// Inputs that failed, with the message already reported.
-    pub failures: Vec<String>,
+    /// Inputs that failed, each already told as [`Event::Failed`].
+    pub failures: Vec<Failure>,
 }
 
 /// What became of one file of a store batch.
@@ -102,13 +67,13 @@ enum Stored {
     OnServer,
     /// Another shard's (`--shard`).
     OtherShard,
-    /// Asked for by id and not on any server: what.
-    NotFound(String),
+    /// Asked for by id and not on any server.
+    NotFound(Unavailable),
     /// An object file that is not a module of its own (`-v` says why).
     Companion,
     /// Not an object file, met while walking a directory.
     NotObject,
-    Failed(String),
+    Failed(Failure),
 }
 
 impl Batch<'_> {
@@ -118,19 +83,18 @@ impl Batch<'_> {
         crate::workers::run(self.opts.jobs, || {
             self.dump_and_write(self.opts, input, to, None)
         })
-        .map_err(Failure::Message)?
+        .map_err(Failure::Threads)?
     }
 
     /// Fetches the module `want` names by id (see [`crate::byid`]) and writes its
     /// symbol file to `to`, as [`Batch::one`] does for a file on disk.
     pub fn by_id(&self, want: &ById, to: &Destination) -> Result<Option<PathBuf>, Failure> {
-        let local = want.fetch(self.opts).map_err(|u| match u.not_found {
-            true => Failure::NotFound(u.message),
-            false => Failure::Message(u.message),
-        })?;
+        let local = want.fetch(self.opts).map_err(Failure::Unavailable)?;
         for problem in &local.problems {
-            self.report
-                .error(&format!("warning: {}: {problem}", want.file));
+            self.report.event(&Event::Server {
+                about: Some(Path::new(&want.file)),
+                warning: &Warning::new(WarningKind::Server, problem.as_str()),
+            });
         }
         let opts = Options {
             companion: local
@@ -143,7 +107,7 @@ impl Batch<'_> {
         crate::workers::run(opts.jobs, || {
             self.dump_and_write(&opts, &local.input, to, None)
         })
-        .map_err(Failure::Message)?
+        .map_err(Failure::Threads)?
     }
 
     /// Every module of a missing-symbols list (see [`crate::missing`]) fetched by id
@@ -174,13 +138,9 @@ impl Batch<'_> {
             outcomes
         });
         self.report.progress(Progress::Finish);
-        let mut outcomes = outcomes.unwrap_or_else(|e| vec![Stored::Failed(e)]);
+        let mut outcomes = outcomes.unwrap_or_else(|e| vec![Stored::Failed(Failure::Threads(e))]);
         outcomes.extend(elsewhere.iter().map(|_| Stored::OtherShard));
-        let summary = self.summarize(outcomes, &[], started);
-        for m in &summary.failures {
-            self.report.error(&format!("failed: {m}"));
-        }
-        summary
+        self.summarize(outcomes, Vec::new(), started)
     }
 
     /// Whether a row of a missing-symbols list is this shard's (a row whose store id is
@@ -206,10 +166,8 @@ impl Batch<'_> {
             return Stored::Existing;
         }
         if skip_existing
-            && let (Some(remote), Some(id)) = (self.remote, &debug_id)
-            && remote.has(&row.file, id, &|m| {
-                self.report.error(&format!("warning: {m}"))
-            })
+            && let Some(id) = &debug_id
+            && self.on_server(&row.file, id)
         {
             return Stored::OnServer;
         }
@@ -217,11 +175,8 @@ impl Batch<'_> {
         match self.by_id(row, &to) {
             Ok(written) => Stored::Dumped(written.into_iter().collect()),
             Err(Failure::BrokenPipe) => Stored::Dumped(Vec::new()),
-            Err(Failure::NotFound(m)) => Stored::NotFound(m),
-            Err(Failure::Message(m)) => {
-                self.report.error(&format!("error: {m}"));
-                Stored::Failed(m)
-            }
+            Err(Failure::Unavailable(u)) if u.not_found => Stored::NotFound(u),
+            Err(e) => self.failed(e),
         }
     }
 
@@ -278,7 +233,7 @@ impl Batch<'_> {
                                 let outcome = match &own {
                                     Some(pool) => pool.install(one),
                                     None => crate::workers::run(self.opts.jobs, one)
-                                        .unwrap_or_else(Stored::Failed),
+                                        .unwrap_or_else(|e| Stored::Failed(Failure::Threads(e))),
                                 };
                                 self.report.progress(Progress::Done);
                                 done.lock()
@@ -296,40 +251,75 @@ impl Batch<'_> {
         let outcomes = match outcomes {
             Ok(o) => o,
             Err(e) => {
-                self.report.error(&format!("error: {e}"));
+                let e = Failure::Threads(e);
+                self.report.event(&Event::Failed(&e));
                 return Summary {
                     written: Vec::new(),
                     failures: vec![e],
                 };
             }
         };
-        let summary = self.summarize(outcomes, &unreadable, started);
-        for m in &summary.failures {
-            self.report.error(&format!("failed: {m}"));
-        }
-        summary
+        self.summarize(outcomes, unreadable, started)
     }
 
-    /// Counts the outcomes, reports unreadable directories and the one-line summary.
+    /// Tells that an input failed; its outcome.
+    fn failed(&self, e: Failure) -> Stored {
+        self.report.event(&Event::Failed(&e));
+        Stored::Failed(e)
+    }
+
+    /// Whether `--skip-existing` has a server to ask.
+    fn asks_a_server(&self) -> bool {
+        #[cfg(feature = "net")]
+        return self.remote.is_some();
+        #[cfg(not(feature = "net"))]
+        false
+    }
+
+    /// Whether the server asked (if any) has the symbol file of module `name`, `id`; a
+    /// server that cannot answer is told, once.
+    fn on_server(&self, name: &str, id: &str) -> bool {
+        #[cfg(feature = "net")]
+        if let Some(remote) = self.remote {
+            let tell = |warning: &Warning| {
+                self.report.event(&Event::Server {
+                    about: None,
+                    warning,
+                })
+            };
+            return remote.has(name, id, &tell);
+        }
+        let _ = (name, id);
+        false
+    }
+
+    /// Counts the outcomes, tells the unreadable directories and what the batch did.
     fn summarize(
         &self,
         outcomes: Vec<Stored>,
-        unreadable: &[(PathBuf, io::Error)],
+        unreadable: Vec<(PathBuf, io::Error)>,
         started: Instant,
     ) -> Summary {
         let count = |f: fn(&Stored) -> bool| outcomes.iter().filter(|o| f(o)).count();
-        let dumped = count(|o| matches!(o, Stored::Dumped(_)));
-        let existing = count(|o| matches!(o, Stored::Existing));
-        let on_server = count(|o| matches!(o, Stored::OnServer));
-        let companions = count(|o| matches!(o, Stored::Companion));
-        let elsewhere = count(|o| matches!(o, Stored::OtherShard));
-        let not_found = count(|o| matches!(o, Stored::NotFound(_)));
+        let mut counts = Counts {
+            dumped: count(|o| matches!(o, Stored::Dumped(_))),
+            not_on_any_server: count(|o| matches!(o, Stored::NotFound(_))),
+            in_store: count(|o| matches!(o, Stored::Existing)),
+            on_server: self
+                .asks_a_server()
+                .then(|| count(|o| matches!(o, Stored::OnServer))),
+            companions: count(|o| matches!(o, Stored::Companion)),
+            other_shards: self
+                .shard
+                .map(|shard| (count(|o| matches!(o, Stored::OtherShard)), shard)),
+            ..Counts::default()
+        };
         let mut summary = Summary::default();
         for o in outcomes {
             match o {
                 Stored::Dumped(paths) => summary.written.extend(paths),
-                Stored::Failed(m) => summary.failures.push(m),
-                Stored::NotFound(m) => self.report.note(&format!("not on any server: {m}")),
+                Stored::Failed(e) => summary.failures.push(e),
+                Stored::NotFound(u) => self.report.event(&Event::NotOnServer(&u)),
                 Stored::Existing
                 | Stored::OnServer
                 | Stored::Companion
@@ -337,29 +327,17 @@ impl Batch<'_> {
                 | Stored::OtherShard => {}
             }
         }
-        for (dir, e) in unreadable {
-            let m = format!("{}: cannot read directory: {e}", dir.display());
-            self.report.error(&format!("error: {m}"));
-            summary.failures.push(m);
+        for (path, source) in unreadable {
+            let e = Failure::Directory { path, source };
+            self.report.event(&Event::Failed(&e));
+            summary.failures.push(e);
         }
-        let absent = match not_found {
-            0 => String::new(),
-            n => format!(", {n} not on any server"),
-        };
-        let shard = match self.shard {
-            Some(shard) => format!(", {elsewhere} left to the other shards (this is {shard})"),
-            None => String::new(),
-        };
-        let server = match self.remote {
-            Some(_) => format!(", {on_server} already on the server"),
-            None => String::new(),
-        };
-        self.report.note(&format!(
-            "{dumped} dumped{absent}, {} skipped ({existing} already in the store{server}, {companions} not modules of their own){shard}, {} failed, in {:.1} s",
-            existing + on_server + companions,
-            summary.failures.len(),
-            started.elapsed().as_secs_f64()
-        ));
+        counts.failed = summary.failures.len();
+        counts.elapsed = started.elapsed();
+        self.report.event(&Event::Finished {
+            counts: &counts,
+            failures: &summary.failures,
+        });
         summary
     }
 
@@ -396,10 +374,7 @@ impl Batch<'_> {
         });
         match result {
             Ok(()) | Err(Failure::BrokenPipe) => Stored::Dumped(written),
-            Err(Failure::Message(m) | Failure::NotFound(m)) => {
-                self.report.error(&format!("error: {m}"));
-                Stored::Failed(m)
-            }
+            Err(e) => self.failed(e),
         }
     }
 
@@ -427,10 +402,9 @@ impl Batch<'_> {
         if path.is_file() && !claimed {
             return Found::InStore;
         }
-        let tell = |m: &str| self.report.error(&format!("warning: {m}"));
-        match self.remote {
-            Some(remote) if remote.has(&module.name, &module.debug_id, &tell) => Found::OnServer,
-            _ => Found::Nowhere,
+        match self.on_server(&module.name, &module.debug_id) {
+            true => Found::OnServer,
+            false => Found::Nowhere,
         }
     }
 
@@ -439,16 +413,12 @@ impl Batch<'_> {
         match tree::role(file) {
             tree::Role::Module => None,
             tree::Role::NotObject => Some(Stored::NotObject),
-            tree::Role::Unreadable(why) => {
-                let m = format!("{}: {why}", file.display());
-                self.report.error(&format!("error: {m}"));
-                Some(Stored::Failed(m))
-            }
+            tree::Role::Unreadable(source) => Some(self.failed(Failure::Unreadable {
+                path: file.to_path_buf(),
+                source,
+            })),
             tree::Role::Companion(why) => {
-                if self.verbose {
-                    self.report
-                        .note(&format!("{}: skipped: {why}", file.display()));
-                }
+                self.report.event(&Event::Skipped { input: file, why });
                 Some(Stored::Companion)
             }
         }
@@ -463,7 +433,7 @@ impl Batch<'_> {
         to: &Destination,
         claim: Option<&Claim>,
     ) -> Result<Option<PathBuf>, Failure> {
-        let result = crate::dump(input, opts).map_err(|e| Failure::Message(e.to_string()))?;
+        let result = crate::dump(input, opts)?;
         self.tell_where_debug_info_came_from(input, &result);
         let mut warnings = result.warnings;
         // Warnings are told after writing: it finds some of them.
@@ -472,65 +442,40 @@ impl Batch<'_> {
         written
     }
 
-    /// The debug file used (`-v`), servers that failed, and where debug information was
-    /// looked for when none was found.
+    /// The debug file used, servers that failed, and where debug information was looked
+    /// for when none was found.
     fn tell_where_debug_info_came_from(&self, input: &Path, dump: &Dump) {
-        let shown = input.display();
-        if self.verbose
-            && let Some(debug) = &dump.debug_file
-        {
-            self.report
-                .note(&format!("{shown}: using debug file {}", debug.display()));
+        if let Some(debug_file) = &dump.debug_file {
+            self.report.event(&Event::DebugFile { input, debug_file });
         }
-        // About the network, not the file: told whether or not -v is given.
-        for problem in dump
+        for warning in dump
             .warnings
             .iter()
             .filter(|w| w.kind == WarningKind::Server)
         {
-            self.report.error(&format!("warning: {shown}: {problem}"));
+            self.report.event(&Event::Server {
+                about: Some(input),
+                warning,
+            });
         }
         if let Some(why) = &dump.no_stack_records {
-            self.report.error(&format!(
-                "{shown}: no STACK records (stack walkers cannot unwind through it): {why}"
-            ));
+            self.report.event(&Event::NoStackRecords { input, why });
         }
-        let Some(search) = &dump.no_debug_info else {
-            return;
-        };
-        self.report.error(&format!(
-            "{shown}: no debug info found; looked for {}. Writing what the binary itself has: symbol-table names and unwind tables{}",
-            search.summary(),
-            if self.verbose {
-                ""
-            } else {
-                " (-v lists every path tried)"
-            }
-        ));
-        if self.verbose {
-            for place in &search.tried {
-                self.report.error(&format!("{shown}: looked in {place}"));
-            }
+        if let Some(search) = &dump.no_debug_info {
+            self.report.event(&Event::NoDebugInfo { input, search });
         }
     }
 
-    /// Each warning (`-v`), or how many there were.
+    /// The file's own problems (a server's were told before).
     fn tell_warnings(&self, input: &Path, warnings: &Warnings) {
-        let shown = input.display();
         let warnings: Vec<&Warning> = warnings
             .iter()
             .filter(|w| w.kind != WarningKind::Server)
             .collect();
-        if self.verbose {
-            for w in warnings {
-                self.report.note(&format!("warning: {shown}: {w}"));
-            }
-        } else if !warnings.is_empty() {
-            self.report.note(&format!(
-                "warning: {shown}: {} problem(s) in the file (damaged or unsupported sections); some records may be missing (-v lists them)",
-                warnings.len()
-            ));
-        }
+        self.report.event(&Event::Warnings {
+            input,
+            warnings: &warnings,
+        });
     }
 
     /// Writes `module` to `to`, adding what writing left out to `warnings`; in a store
@@ -549,11 +494,17 @@ impl Batch<'_> {
                 return Ok(None);
             }
             Destination::File(file) => file.clone(),
-            Destination::Store(dir) => crate::store_path(dir, module)
-                .map_err(|e| Failure::Message(format!("{}: {e}", input.display())))?,
+            Destination::Store(dir) => {
+                crate::store_path(dir, module).map_err(|source| Failure::StorePath {
+                    input: input.to_path_buf(),
+                    source,
+                })?
+            }
         };
-        let fail =
-            |e: io::Error| Failure::Message(format!("{}: cannot write: {e}", path.display()));
+        let fail = |source: io::Error| Failure::Write {
+            path: path.clone(),
+            source,
+        };
         let mut file = AtomicFile::create(&path).map_err(fail)?;
         let left_out = crate::write_module(module, file.writer()).map_err(fail)?;
         // Decided and renamed under the lock, so that a loser finishing last cannot
@@ -577,21 +528,15 @@ impl Batch<'_> {
             }
         };
         warnings.extend(left_out);
-        if self.verbose {
-            let shown = path.display();
-            self.report.note(&if committed {
-                format!("wrote {shown}")
-            } else {
-                format!(
-                    "{}: same module as another input, whose {shown} is kept",
-                    input.display()
-                )
-            });
-        }
+        self.report.event(&match committed {
+            true => Event::Written { input, path: &path },
+            false => Event::SameModule { input, kept: &path },
+        });
         Ok(Some(path))
     }
 
-    /// Sends the symbol files at `paths`; false if any failed (each failure is named).
+    /// Sends the symbol files at `paths`; false if any failed (each failure is told).
+    #[cfg(feature = "net")]
     pub fn upload(&self, uploader: &Uploader, paths: &[PathBuf]) -> bool {
         let mut files = Vec::with_capacity(paths.len());
         let mut failed = 0usize;
@@ -599,36 +544,30 @@ impl Batch<'_> {
             match SymbolFile::read(p) {
                 Ok(f) => files.push(f),
                 Err(e) => {
-                    self.report.error(&format!("error: upload: {e}"));
+                    self.report.event(&Event::NotSent(&e));
                     failed += 1;
                 }
             }
         }
-        let (mut sent, mut there) = (0usize, 0usize);
+        let (mut sent, mut already_there) = (0usize, 0usize);
         for (what, result) in uploader.send(&files) {
             match result {
                 Ok(Sent::Uploaded) => sent += 1,
-                Ok(Sent::AlreadyThere) => there += 1,
+                Ok(Sent::AlreadyThere) => already_there += 1,
                 Err(_) => failed += 1,
             }
-            self.tell_sent(&what, &result);
+            self.report.event(&Event::Sent {
+                what: &what,
+                result: &result,
+            });
         }
-        self.report.note(&format!(
-            "upload to {}: {sent} sent, {there} already there, {failed} failed",
-            uploader.url
-        ));
+        self.report.event(&Event::Uploaded {
+            url: &uploader.url,
+            sent,
+            already_there,
+            failed,
+        });
         failed == 0
-    }
-
-    fn tell_sent(&self, what: &str, result: &Result<Sent, String>) {
-        match result {
-            Ok(Sent::Uploaded) if self.verbose => self.report.note(&format!("uploaded {what}")),
-            Ok(Sent::AlreadyThere) if self.verbose => {
-                self.report.note(&format!("{what}: already on the server"))
-            }
-            Ok(_) => {}
-            Err(e) => self.report.error(&format!("error: uploading {what}: {e}")),
-        }
     }
 }
 
@@ -642,18 +581,16 @@ enum Found {
 
 /// A panic in one input's dump fails that input, not the batch: the other inputs are
 /// still done, and the summary still told.
-fn contained(report: &dyn Report, what: &str, dump: impl FnOnce() -> Stored) -> Stored {
+fn contained(report: &dyn Report, input: &str, dump: impl FnOnce() -> Stored) -> Stored {
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(dump)) {
         Ok(stored) => stored,
         Err(payload) => {
-            let why = payload
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| payload.downcast_ref::<String>().cloned())
-                .unwrap_or_default();
-            let m = format!("{what}: internal error (a bug in dumpsyms: please report it): {why}");
-            report.error(&format!("error: {m}"));
-            Stored::Failed(m)
+            let e = Failure::Panicked {
+                input: input.to_string(),
+                why: crate::contain::panic_message(payload.as_ref()).unwrap_or_default(),
+            };
+            report.event(&Event::Failed(&e));
+            Stored::Failed(e)
         }
     }
 }
@@ -721,7 +658,7 @@ fn write_stdout(module: &crate::Module) -> Result<Warnings, Failure> {
     match written.and_then(|left_out| out.flush().map(|()| left_out)) {
         Ok(left_out) => Ok(left_out),
         Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Err(Failure::BrokenPipe),
-        Err(e) => Err(Failure::Message(format!("standard output: {e}"))),
+        Err(e) => Err(Failure::Stdout(e)),
     }
 }
 
@@ -763,22 +700,28 @@ mod tests {
         assert!(largest_first(&[]).is_empty());
     }
 
-    struct Lines(Mutex<Vec<String>>);
+    struct Failures(Mutex<Vec<String>>);
 
-    impl Report for Lines {
-        fn error(&self, line: &str) {
-            self.0.lock().unwrap().push(line.to_string());
+    impl Report for Failures {
+        fn event(&self, event: &Event<'_>) {
+            if let Event::Failed(e) = event {
+                self.0.lock().unwrap().push(e.to_string());
+            }
         }
-        fn note(&self, _: &str) {}
     }
 
     #[test]
     fn a_panic_fails_its_input_only() {
-        let lines = Lines(Mutex::new(Vec::new()));
-        let failed = contained(&lines, "m.so", || panic!("boom"));
-        assert!(matches!(&failed, Stored::Failed(m) if m.contains("m.so") && m.contains("boom")));
-        let fine = contained(&lines, "n.so", || Stored::Existing);
+        let told = Failures(Mutex::new(Vec::new()));
+        let failed = contained(&told, "m.so", || panic!("boom"));
+        assert!(matches!(
+            &failed,
+            Stored::Failed(Failure::Panicked { input, why }) if input == "m.so" && why == "boom"
+        ));
+        let fine = contained(&told, "n.so", || Stored::Existing);
         assert!(matches!(fine, Stored::Existing));
-        assert_eq!(lines.0.lock().unwrap().len(), 1);
+        let told = told.0.into_inner().unwrap();
+        assert_eq!(told.len(), 1);
+        assert!(told[0].starts_with("m.so: internal error") && told[0].ends_with(": boom"));
     }
 }

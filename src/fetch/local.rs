@@ -1,0 +1,46 @@
+//! What the fetchers share that is not the network: how a download ends, how a file is
+//! checked, and the caches' rule for a file that fails its check. The same with or
+//! without the `net` feature.
+
+use std::path::Path;
+
+/// What a download did.
+// Without `net`, every download fails (`offline.rs`).
+#[cfg_attr(not(feature = "net"), allow(dead_code))]
+pub(crate) enum Download {
+    /// Saved at the target path, and verified.
+    Saved,
+    /// The server does not have it (404).
+    Missing,
+    /// Why it could not be had: a failing or unreachable server, a file that is not
+    /// what was asked for, or a cache that cannot be written. One line, for a warning.
+    Failed(String),
+}
+
+/// A check of a downloaded (or cached) file: `Err` says what it is instead.
+pub(crate) type Verify<'a> = &'a dyn Fn(&Path) -> Result<(), String>;
+
+/// A cached file that `verify` rejects is removed, so that it is fetched again rather
+/// than trusted on every later run; true when the cached file is good.
+pub(crate) fn cached_is_good(path: &Path, verify: Verify) -> bool {
+    if !path.metadata().is_ok_and(|m| m.is_file() && m.len() > 0) {
+        return false;
+    }
+    match verify(path) {
+        Ok(()) => true,
+        Err(_) => {
+            let _ = std::fs::remove_file(path);
+            false
+        }
+    }
+}
+
+/// The first line of `s`, at most 200 bytes: what a message quotes of a server's answer.
+pub(crate) fn first_line(s: &str) -> &str {
+    let line = s.lines().next().unwrap_or("");
+    let mut end = line.len().min(200);
+    while !line.is_char_boundary(end) {
+        end -= 1;
+    }
+    &line[..end]
+}
