@@ -141,7 +141,45 @@ pub struct Dump {
     pub no_debug_info: Option<locate::Search>,
     /// Set when STACK records were asked for and the input has none to give: why, and
     /// what to dump instead. Not a problem in the file, so not among the warnings.
-    pub no_stack_records: Option<String>,
+    pub no_stack_records: Option<NoStackRecords>,
+}
+
+/// Why a dump that asked for STACK records has none: its input holds no unwind tables
+/// for the module's code. Its words say what to dump instead.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum NoStackRecords {
+    /// A dSYM: `__unwind_info` and `__eh_frame` stay in the binary.
+    #[error(
+        "a dSYM holds no unwind tables (__unwind_info and __eh_frame stay in the binary): \
+         dump the binary, which finds its dSYM beside it"
+    )]
+    Dsym,
+    /// A debug-only file (`objcopy --only-keep-debug`): its sections have no bytes.
+    #[error(
+        "a debug-only file (objcopy --only-keep-debug) keeps no unwind tables' bytes \
+         (its .eh_frame is empty): dump the binary it belongs to, which finds it by build \
+         ID, debug link or --debug-dir"
+    )]
+    DebugOnly,
+    /// A PDB whose image was not found beside it (the image has the `.pdata`).
+    #[error(
+        "a PDB holds no unwind tables (they are the image's .pdata), and no image of \
+         this build was found beside it (looked for {}.exe, .dll, .sys, .ocx, .drv and \
+         .efi): give the image after the PDB, or dump the image, or use --code-id to \
+         fetch it from a symbol server",
+        stem.display()
+    )]
+    PdbWithoutImage {
+        /// The PDB's path without its extension: where the image was looked for.
+        stem: PathBuf,
+    },
+    /// A binary built without unwind tables for its code.
+    #[error(
+        "the binary has no unwind tables (.eh_frame, .debug_frame, __unwind_info, .ARM.exidx \
+         or .pdata) covering its code: it was built without them"
+    )]
+    NoUnwindTables,
 }
 
 /// The architectures in `path`: a universal Mach-O's slices, else its one.

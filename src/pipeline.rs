@@ -16,7 +16,7 @@ use crate::load::{Input, Object};
 use crate::locate::{self, DebugFile, Located, Search};
 use crate::module::{Module, Sources};
 use crate::pdb::{PdbId, PdbOptions};
-use crate::{Dump, Options, basename, demangle, dwarf, pdb, symbols, unwind};
+use crate::{Dump, NoStackRecords, Options, basename, demangle, dwarf, pdb, symbols, unwind};
 
 /// Dumps `input`; `on_disk`: whether companion files are looked for beside it.
 pub(crate) fn dump_input(input: &Input, opts: &Options, on_disk: bool) -> Result<Dump, Error> {
@@ -110,31 +110,19 @@ fn finish(
 /// Why an object file gave no STACK records, and what to dump instead; `None` when it
 /// has no code to unwind. (Dumps of debug files and dSYMs were uploaded without CFI, and
 /// found out only when crashes did not unwind.)
-fn object_without_unwind(obj: &Object, module: &Module) -> Option<String> {
+fn object_without_unwind(obj: &Object, module: &Module) -> Option<NoStackRecords> {
     use object::{Object as _, ObjectSection as _};
     if crate::tree::is_dsym(obj.data) {
-        return Some(
-            "a dSYM holds no unwind tables (__unwind_info and __eh_frame stay in the binary): \
-             dump the binary, which finds its dSYM beside it"
-                .into(),
-        );
+        return Some(NoStackRecords::Dsym);
     }
     let has_code = obj.file.sections().any(|s| {
         s.kind() == object::SectionKind::Text && s.file_range().is_some_and(|(_, size)| size > 0)
     });
     if !has_code {
-        return Some(
-            "a debug-only file (objcopy --only-keep-debug) keeps no unwind tables' bytes \
-             (its .eh_frame is empty): dump the binary it belongs to, which finds it by build \
-             ID, debug link or --debug-dir"
-                .into(),
-        );
+        return Some(NoStackRecords::DebugOnly);
     }
-    (!module.functions.is_empty() || !module.publics.is_empty()).then(|| {
-        "the binary has no unwind tables (.eh_frame, .debug_frame, __unwind_info, .ARM.exidx \
-         or .pdata) covering its code: it was built without them"
-            .into()
-    })
+    (!module.functions.is_empty() || !module.publics.is_empty())
+        .then_some(NoStackRecords::NoUnwindTables)
 }
 
 /// [`Module::build`], with the output options.
@@ -387,16 +375,10 @@ fn pdb_dump(input: &Input, opts: &Options, on_disk: bool) -> Result<Dump, Error>
     let mut warnings = Warnings::default();
     let sources = pdb_sources(input, identity, opts, &mut warnings)?;
     let module = build(sources, opts, &mut warnings);
-    let no_stack_records = (opts.cfi && !module.has_stack_records()).then(|| {
-        let stem = input.path().with_extension("");
-        format!(
-            "a PDB holds no unwind tables (they are the image's .pdata), and no image of \
-             this build was found beside it (looked for {}.exe, .dll, .sys, .ocx, .drv and \
-             .efi): give the image after the PDB, or dump the image, or use --code-id to \
-             fetch it from a symbol server",
-            stem.display()
-        )
-    });
+    let no_stack_records =
+        (opts.cfi && !module.has_stack_records()).then(|| NoStackRecords::PdbWithoutImage {
+            stem: input.path().with_extension(""),
+        });
     Ok(Dump {
         module,
         warnings,

@@ -63,7 +63,7 @@ pub enum Event<'a> {
         /// The input.
         input: &'a Path,
         /// Why, and what to dump instead.
-        why: &'a str,
+        why: &'a crate::NoStackRecords,
     },
     /// No debug information was found for `input`: what the binary itself has is
     /// written.

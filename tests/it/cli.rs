@@ -774,6 +774,28 @@ fn inputs_without_unwind_tables_say_what_to_dump_instead() {
         )
         .contains(&work.join("app").display().to_string())
     );
+    // What a library caller gets: the reason as a value.
+    use dumpsyms::NoStackRecords;
+    let opts = dumpsyms::Options {
+        cfi: true,
+        ..dumpsyms::Options::default()
+    };
+    let why = |input: &std::path::Path| dumpsyms::dump(input, &opts).unwrap().no_stack_records;
+    assert_eq!(
+        why(&fixtures().join("extra/debuglink/app.debug")),
+        Some(NoStackRecords::DebugOnly)
+    );
+    assert_eq!(
+        why(&fixtures().join("macho/mac-arm64-O2.dSYM")),
+        Some(NoStackRecords::Dsym)
+    );
+    assert_eq!(
+        why(&pdb),
+        Some(NoStackRecords::PdbWithoutImage {
+            stem: work.join("app")
+        })
+    );
+    assert_eq!(why(&fixtures().join("extra/debuglink/app")), None);
     for with_tables in ["extra/debuglink/app", "windows/msvc-x86_64/app.pdb"] {
         let out = dumpsyms_command()
             .arg(fixtures().join(with_tables))
