@@ -165,8 +165,9 @@ fn read_modules(
         Ok(p) => p,
         Err(e) => return failed(e.to_string()),
     };
-    let address_map = match pdb.address_map() {
-        Ok(m) => m,
+    // Without section headers nothing is placed (told once, by the caller).
+    let address_map = match super::sections::address_map(&mut pdb) {
+        Ok(m) => m.unwrap_or_default(),
         Err(e) => return failed(format!("PDB section headers: {e}")),
     };
     let dbi = match pdb.debug_information() {

@@ -10,6 +10,7 @@ mod frames;
 mod functions;
 mod msf;
 mod names;
+mod sections;
 
 use std::io::Cursor;
 use std::path::Path;
@@ -152,9 +153,16 @@ fn extract_unguarded(
     warnings: &mut Warnings,
 ) -> Result<PdbOutput, Error> {
     let mut pdb = open(path, bytes)?;
-    let address_map = pdb
-        .address_map()
-        .map_err(|e| corrupt(path, "DBI stream (its section headers)", e))?;
+    let address_map = sections::address_map(&mut pdb)
+        .map_err(|e| corrupt(path, "DBI stream (its section headers)", e))?
+        .unwrap_or_else(|| {
+            warnings.push(
+                WarningKind::Pdb,
+                "PDB stores no section headers of its image: no address can be placed, so \
+                 its functions, publics and frame data are left out",
+            );
+            pdb2::AddressMap::default()
+        });
     let x86 = opts.x86;
     let info = functions::extract(path, bytes, opts.inlines, warnings)?;
     let mut w = Warnings::default();

@@ -181,3 +181,30 @@ fn a_pdb_procedure_name_with_a_newline_stays_on_its_line() {
     // The fuzz target's input is the file after its 32-byte magic.
     dumpsyms::fuzzing::pdb(&bytes[32..]);
 }
+
+/// A PDB whose DBI stream names no section headers (NGEN's `.ni.pdb` store none). pdb2
+/// makes sections up from the section map, end to end from 0x1000 without the image's
+/// alignment: the fixture's `.rdata` would be at 0x17ac where the image has it at 0x2000.
+/// Nothing is placed rather than placed wrong, as with `pdb` 0.8, and it is said.
+#[test]
+fn a_pdb_without_section_headers_places_nothing_and_says_so() {
+    let (ok, sym, err) = dump("pdb-without-section-headers.pdb");
+    assert!(ok, "{err}");
+    parse(&sym);
+    assert!(sym.starts_with("MODULE windows x86_64 "), "{sym}");
+    assert!(
+        !sym.contains("\nFUNC ") && !sym.contains("\nPUBLIC "),
+        "{sym}"
+    );
+    assert!(
+        err.contains("PDB stores no section headers of its image: no address can be placed"),
+        "{err}"
+    );
+    assert!(!err.contains("synthesizing section"), "{err}");
+    // The same PDB with them places its functions.
+    let whole = dump_text(
+        &fixtures().join("windows/msvc-x86_64/app.pdb"),
+        &dumpsyms::Options::default(),
+    );
+    assert!(whole.contains("\nFUNC 1000 "), "{whole}");
+}
