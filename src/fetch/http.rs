@@ -6,7 +6,9 @@ use std::io::Read;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-pub(crate) use super::local::{Download, Verify, cached_is_good, first_line};
+pub(crate) use super::local::{
+    Download, OUR_AGENT, SYMSRV_AGENT, Verify, cached_is_good, first_line,
+};
 use super::{CONNECT_TIMEOUT, Limits, MIN_RATE};
 
 /// A request's outcome after retries.
@@ -36,13 +38,6 @@ pub(crate) fn agent(timeout: Duration) -> ureq::Agent {
         OUR_AGENT,
     )
 }
-
-/// The user agent of our own requests.
-pub(crate) const OUR_AGENT: &str = concat!("dumpsyms/", env!("CARGO_PKG_VERSION"));
-
-/// The user agent Microsoft's symbol client (symsrv.dll) sends, which symbol servers
-/// expect (some answer other agents differently, or not at all).
-pub(crate) const SYMSRV_AGENT: &str = "Microsoft-Symbol-Server/10.0.0.0";
 
 /// An agent for downloads under `limits`.
 pub(crate) fn agent_with(limits: &Limits, user_agent: &str) -> ureq::Agent {

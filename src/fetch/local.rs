@@ -1,8 +1,15 @@
-//! What the fetchers share that is not the network: how a download ends, how a file is
-//! checked, and the caches' rule for a file that fails its check. The same with or
-//! without the `net` feature.
+//! What the fetchers share that is not the network: the names they send, how a download
+//! ends, how a file is checked, and the caches' rule for a file that fails its check.
+//! The same with or without the `net` feature.
 
 use std::path::Path;
+
+/// The user agent of our own requests.
+pub(crate) const OUR_AGENT: &str = concat!("dumpsyms/", env!("CARGO_PKG_VERSION"));
+
+/// The user agent Microsoft's symbol client (symsrv.dll) sends, which symbol servers
+/// expect (some answer other agents differently, or not at all).
+pub(crate) const SYMSRV_AGENT: &str = "Microsoft-Symbol-Server/10.0.0.0";
 
 /// What a download did.
 // Without `net`, every download fails (`offline.rs`).

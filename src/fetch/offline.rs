@@ -6,16 +6,12 @@
 use std::path::Path;
 
 use super::Limits;
-pub(crate) use super::local::{Download, Verify, cached_is_good, first_line};
+pub(crate) use super::local::{
+    Download, OUR_AGENT, SYMSRV_AGENT, Verify, cached_is_good, first_line,
+};
 
 /// Why no request is made.
 const NO_NETWORK: &str = "this build of dumpsyms has no network support (the `net` feature)";
-
-/// Named in requests by the networked build; kept so that callers read the same.
-pub(crate) const OUR_AGENT: &str = concat!("dumpsyms/", env!("CARGO_PKG_VERSION"));
-
-/// The name symbol servers expect; see `http.rs`.
-pub(crate) const SYMSRV_AGENT: &str = "Microsoft-Symbol-Server/10.0.0.0";
 
 /// Fails: no request can be made.
 pub(crate) fn download(

@@ -47,11 +47,13 @@ struct ModuleResult {
     warnings: Vec<String>,
 }
 
-/// Reads every module's functions.
+/// Reads every module's functions; `stored`: the PDB has its image's section headers
+/// (see `sections.rs`).
 pub(super) fn extract(
     path: &Path,
     bytes: &[u8],
     inlines: bool,
+    stored: bool,
     warnings: &mut Warnings,
 ) -> Result<DebugInfo, Error> {
     let weights = crate::contain::contained(|| -> Result<Vec<u64>, Error> {
@@ -80,7 +82,7 @@ pub(super) fn extract(
     let results: Vec<Vec<ModuleResult>> = ranges
         .into_par_iter()
         .map(|(first, end)| {
-            crate::contain::contained(|| read_modules(path, bytes, first, end, inlines))
+            crate::contain::contained(|| read_modules(path, bytes, (first, end), inlines, stored))
                 .unwrap_or_else(|why| {
                     vec![ModuleResult {
                         warnings: vec![format!(
@@ -151,9 +153,9 @@ fn balanced_ranges(weights: &[u64], tasks: usize) -> Vec<(usize, usize)> {
 fn read_modules(
     path: &Path,
     bytes: &[u8],
-    first: usize,
-    end: usize,
+    (first, end): (usize, usize),
     inlines: bool,
+    stored: bool,
 ) -> Vec<ModuleResult> {
     let failed = |why: String| {
         vec![ModuleResult {
@@ -166,8 +168,8 @@ fn read_modules(
         Err(e) => return failed(e.to_string()),
     };
     // Without section headers nothing is placed (told once, by the caller).
-    let address_map = match super::sections::address_map(&mut pdb) {
-        Ok(m) => m.unwrap_or_default(),
+    let address_map = match super::sections::address_map(&mut pdb, stored) {
+        Ok(m) => m,
         Err(e) => return failed(format!("PDB section headers: {e}")),
     };
     let dbi = match pdb.debug_information() {

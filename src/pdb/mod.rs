@@ -153,18 +153,18 @@ fn extract_unguarded(
     warnings: &mut Warnings,
 ) -> Result<PdbOutput, Error> {
     let mut pdb = open(path, bytes)?;
-    let address_map = sections::address_map(&mut pdb)
-        .map_err(|e| corrupt(path, "DBI stream (its section headers)", e))?
-        .unwrap_or_else(|| {
-            warnings.push(
-                WarningKind::Pdb,
-                "PDB stores no section headers of its image: no address can be placed, so \
-                 its functions, publics and frame data are left out",
-            );
-            pdb2::AddressMap::default()
-        });
+    let stored = sections::stored(&mut pdb);
+    if !stored {
+        warnings.push(
+            WarningKind::Pdb,
+            "PDB stores no section headers of its image: no address can be placed, so its \
+             functions, publics and frame data are left out",
+        );
+    }
+    let address_map = sections::address_map(&mut pdb, stored)
+        .map_err(|e| corrupt(path, "DBI stream (its section headers)", e))?;
     let x86 = opts.x86;
-    let info = functions::extract(path, bytes, opts.inlines, warnings)?;
+    let info = functions::extract(path, bytes, opts.inlines, stored, warnings)?;
     let mut w = Warnings::default();
     let publics = contain::contained(|| publics(&mut pdb, &address_map, x86, &mut w))
         .unwrap_or_else(|why| {

@@ -17,7 +17,7 @@ struct Superblock {
     block_map_block: u64,
 }
 
-fn u32_at(bytes: &[u8], at: u64) -> Option<u64> {
+pub(super) fn u32_at(bytes: &[u8], at: u64) -> Option<u64> {
     let at = usize::try_from(at).ok()?;
     let b = bytes.get(at..at.checked_add(4)?)?;
     Some(u64::from(u32::from_le_bytes([b[0], b[1], b[2], b[3]])))

@@ -8,6 +8,7 @@
 //! empty map instead, as `pdb` 0.8 gave it: nothing is placed, and the caller says so.
 
 use super::Pdb;
+use super::msf::u32_at;
 
 /// The DBI stream's fixed number.
 const DBI: u16 = 3;
@@ -19,15 +20,20 @@ const DBI_HEADER: u64 = 64;
 /// FPO, exception, fixup, OMAP to and from source).
 const SECTION_HEADERS_SLOT: u64 = 5;
 
-/// The address map, or `None` when the PDB stores no section headers (see above).
+/// Whether the PDB stores its image's section headers. A DBI stream this cannot read
+/// counts as storing them: the crate then reads it and says what is wrong.
+pub(crate) fn stored(pdb: &mut Pdb<'_>) -> bool {
+    has_section_headers(pdb) != Some(false)
+}
+
+/// The address map; empty when the section headers are not [`stored`] (see above).
 pub(crate) fn address_map<'s>(
     pdb: &mut Pdb<'s>,
-) -> Result<Option<pdb2::AddressMap<'s>>, pdb2::Error> {
-    match has_section_headers(pdb) {
-        Some(false) => Ok(None),
-        // Stored, or a DBI stream this cannot read: the crate reads it and says what is
-        // wrong.
-        Some(true) | None => pdb.address_map().map(Some),
+    stored: bool,
+) -> Result<pdb2::AddressMap<'s>, pdb2::Error> {
+    match stored {
+        true => pdb.address_map(),
+        false => Ok(pdb2::AddressMap::default()),
     }
 }
 
@@ -47,18 +53,13 @@ fn has_section_headers(pdb: &mut Pdb<'_>) -> Option<bool> {
 /// The stream number the DBI stream's optional debug header gives the section headers
 /// (`0xFFFF`: none, as is a header too short to hold it).
 fn section_headers_index(dbi: &[u8]) -> Option<u16> {
-    let u32_at = |at: u64| -> Option<u64> {
-        let at = usize::try_from(at).ok()?;
-        let b = dbi.get(at..at.checked_add(4)?)?;
-        Some(u64::from(u32::from_le_bytes([b[0], b[1], b[2], b[3]])))
-    };
     // Module info, section contributions, section map, file info, type server map and
     // the EC substream come before the optional debug header, in that order.
     let before: u64 = [24, 28, 32, 36, 40, 52]
         .into_iter()
-        .map(u32_at)
+        .map(|at| u32_at(dbi, at))
         .sum::<Option<u64>>()?;
-    let header_len = u32_at(48)?;
+    let header_len = u32_at(dbi, 48)?;
     let slot = SECTION_HEADERS_SLOT * 2;
     if header_len < slot + 2 {
         return Some(u16::MAX);
