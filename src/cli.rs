@@ -98,6 +98,10 @@ pub struct Cli {
     /// nothing for SECS seconds [default: 60]
     #[arg(long = "upload-timeout", value_name = "SECS", requires = "upload", value_parser = clap::value_parser!(u64).range(1..))]
     upload_timeout: Option<u64>,
+    /// Stop uploading after SECS in all, rate-limit pauses included; files not sent by
+    /// then are reported as not sent [default: 600]
+    #[arg(long = "upload-max-time", value_name = "SECS", requires = "upload", value_parser = clap::value_parser!(u64).range(1..))]
+    upload_max_time: Option<u64>,
     /// With --store: fetch, dump and store every module of a missing-symbols list
     /// (Socorro's CSV, debug_file,debug_id,code_file,code_id, or those four fields per
     /// line) instead of PATHs
@@ -543,6 +547,9 @@ impl Cli {
         }
         if let Some(t) = self.upload_timeout {
             uploader.timeout = Duration::from_secs(t);
+        }
+        if let Some(t) = self.upload_max_time {
+            uploader.max_time = Duration::from_secs(t);
         }
         Ok(Some(uploader))
     }

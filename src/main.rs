@@ -47,6 +47,15 @@ fn main() -> ExitCode {
     if let Ok(exe) = std::env::current_exe() {
         dumpsyms::isolate_swift_demangler(exe);
     }
+    // Every URL the command line gives (`--symbols-url`, `--upload`, a symbol path):
+    // its password and keys are never printed, whatever message quotes them.
+    for arg in std::env::args_os().skip(1) {
+        let arg = arg.to_string_lossy();
+        if let Some(at) = arg.find("://") {
+            let start = arg[..at].rfind(['=', '*']).map_or(0, |p| p + 1);
+            dumpsyms::fetch::redact::url_with_secrets(&arg[start..]);
+        }
+    }
     let run = match Cli::parse().into_run() {
         Ok(run) => run,
         Err(refused) => {

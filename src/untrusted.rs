@@ -110,9 +110,30 @@ pub const MAX_MESSAGE: usize = 4096;
 /// `\e`, `\x7f`, `\u{9b}` …), and Unicode's direction overrides too (they reorder what
 /// the reader sees), and at most 4,096 bytes, with what was cut counted.
 pub fn for_terminal(s: &str) -> String {
-    let mut out = String::with_capacity(s.len().min(MAX_MESSAGE) + 16);
+    escaped(s, MAX_MESSAGE)
+}
+
+/// Longest function or file name a symbolized frame prints: far past real names (the
+/// longest C++ names of large products are a few KiB), so that a served symbol file
+/// naming an inlined function with 8 MiB cannot make one frame cost gigabytes.
+pub const MAX_NAME: usize = 64 << 10;
+
+/// A name read from a symbol file on its way to standard output: escaped as
+/// [`for_terminal`] escapes, and cut at [`MAX_NAME`] bytes with what was cut counted.
+/// Names that need neither come back as they are.
+pub(crate) fn name_for_output(s: &str) -> std::borrow::Cow<'_, str> {
+    let plain = |c: char| !(c.is_control() || is_direction_control(c));
+    if s.len() <= MAX_NAME && s.chars().all(plain) {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    std::borrow::Cow::Owned(escaped(s, MAX_NAME))
+}
+
+/// `s` with its control characters escaped, cut after `max` bytes.
+fn escaped(s: &str, max: usize) -> String {
+    let mut out = String::with_capacity(s.len().min(max) + 16);
     for (i, c) in s.char_indices() {
-        if out.len() >= MAX_MESSAGE {
+        if out.len() >= max {
             out.push_str(&format!("… ({} more bytes)", s.len() - i));
             break;
         }

@@ -4,15 +4,22 @@
 use std::io::{self, IsTerminal};
 
 use dumpsyms::batch::{Counts, Event, Progress, Report};
+use dumpsyms::fetch::redact;
 use dumpsyms::upload::Sent;
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::cli::{Mode, Run};
 
 /// One line to stderr, with what came from an input made harmless: control characters
-/// escaped, length bounded (see [`dumpsyms::for_terminal`]).
+/// escaped, length bounded (see [`dumpsyms::for_terminal`]), and no password, key or
+/// token in it (the last of the two places the redaction rule is applied).
 pub(crate) fn say(line: &str) {
-    eprintln!("{}", dumpsyms::for_terminal(line));
+    eprintln!("{}", shown(line));
+}
+
+/// `line` as it may be printed.
+fn shown(line: &str) -> String {
+    dumpsyms::for_terminal(&redact::text(line))
 }
 
 /// The lines of a batch on stderr, after the program's name: above the progress bar of
@@ -57,7 +64,7 @@ impl Stderr {
         }
         let line = format!("dumpsyms: {line}");
         match &self.bar {
-            Some(bar) => bar.println(dumpsyms::for_terminal(&line)),
+            Some(bar) => bar.println(shown(&line)),
             None => say(&line),
         }
     }

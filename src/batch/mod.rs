@@ -562,7 +562,7 @@ impl Batch<'_> {
             });
         }
         self.report.event(&Event::Uploaded {
-            url: &uploader.url,
+            url: &crate::fetch::redact::url(&uploader.url),
             sent,
             already_there,
             failed,

@@ -32,7 +32,11 @@ impl Debuginfod {
         let var = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
         let servers: Vec<String> = var("DEBUGINFOD_URLS")?
             .split_whitespace()
-            .map(|u| u.trim_end_matches('/').to_string())
+            .map(|u| {
+                // Its password is never printed.
+                super::redact::url_with_secrets(u);
+                u.trim_end_matches('/').to_string()
+            })
             .collect();
         if servers.is_empty() {
             return None;
@@ -102,8 +106,8 @@ impl Debuginfod {
         }
         for server in &self.servers {
             let url = format!("{server}/buildid/{hex}/{kind}");
-            out.asked.push(url.clone());
-            let what = format!("debuginfod server {server}");
+            out.asked.push(super::redact::url(&url).into_owned());
+            let what = format!("debuginfod server {}", super::redact::url(server));
             match http::download(
                 &self.limits,
                 http::OUR_AGENT,

@@ -1,6 +1,12 @@
 //! One HTTP client for the fetchers and uploaders: timeouts, and retries with backoff on
 //! what may pass (5xx answers, refused or dropped connections), never on 4xx and never
 //! on a server that stopped answering.
+//!
+//! Every wait is bounded on the wall clock: connecting, the whole of a response's status
+//! line and headers (a server dripping them a byte at a time is given up on after the
+//! timeout, as one dripping its body is), each read, the whole request when the caller
+//! has a time limit, and a `Retry-After` pause, which is waited only when it fits in
+//! what is left of the caller's time (else the server is given up on for the run).
 
 use std::io::Read;
 use std::path::Path;
@@ -9,16 +15,22 @@ use std::time::{Duration, Instant};
 pub(crate) use super::local::{
     Download, OUR_AGENT, SYMSRV_AGENT, Verify, cached_is_good, first_line,
 };
-use super::{CONNECT_TIMEOUT, Limits, MIN_RATE};
+use super::{CONNECT_TIMEOUT, Limits, MIN_RATE, redact};
+
+/// A response, its body still to be read.
+pub(crate) type Response = ureq::http::Response<ureq::Body>;
+
+/// What one send of a request gives. (The error is boxed: ureq's is large.)
+pub(crate) type Sent = Result<Response, Box<ureq::Error>>;
 
 /// A request's outcome after retries.
 pub(crate) enum Outcome {
     /// The response of a successful (2xx) request.
-    Ok(Box<ureq::Response>),
+    Ok(Box<Response>),
     /// A 4xx, or a 5xx still there after the retries: status and body, for messages.
     Status(u16, String),
-    /// The server could not be reached (or kept dropping the connection), or stopped
-    /// answering.
+    /// The server could not be reached (or kept dropping the connection), stopped
+    /// answering, or asked for a pause longer than the time left.
     Unreachable(String),
 }
 
@@ -28,7 +40,7 @@ pub(crate) fn backoff(attempt: u32) -> Duration {
 }
 
 /// An agent whose connections give up after [`CONNECT_TIMEOUT`] and whose reads and
-/// writes give up after `timeout` without data.
+/// writes, and the whole of each response's headers, give up after `timeout`.
 pub(crate) fn agent(timeout: Duration) -> ureq::Agent {
     agent_with(
         &Limits {
@@ -39,80 +51,138 @@ pub(crate) fn agent(timeout: Duration) -> ureq::Agent {
     )
 }
 
-/// An agent for downloads under `limits`.
+/// An agent for downloads under `limits`: each request is also bounded by `max_time`
+/// on the wall clock, when there is one.
 pub(crate) fn agent_with(limits: &Limits, user_agent: &str) -> ureq::Agent {
-    // ureq's overall time-out would replace the read and write time-outs (a stalled
-    // server would then be waited on for all of `max_time`): the whole time is held by
-    // `Paced` instead, and no single wait is longer than it.
     let wait = limits
         .max_time
         .map_or(limits.timeout, |m| m.min(limits.timeout));
-    ureq::AgentBuilder::new()
-        .timeout_connect(wait.min(CONNECT_TIMEOUT))
-        .timeout_read(wait)
-        .timeout_write(wait)
-        .redirects(0)
+    ureq::Agent::config_builder()
+        // Statuses are answers to read (a 404 is "not there", a 429 a pause), and
+        // redirects are followed by hand (see `get`).
+        .http_status_as_error(false)
+        .max_redirects(0)
+        // As before: no proxy from the environment (it would also carry the requests
+        // of a test's loopback server elsewhere).
+        .proxy(None)
         .user_agent(user_agent)
+        .timeout_connect(Some(wait.min(CONNECT_TIMEOUT)))
+        .timeout_per_read(Some(wait))
+        .timeout_per_write(Some(wait))
+        // The low-speed rule over the status line and headers: a few hundred bytes that
+        // take longer than the timeout are a stalled server, however they trickle.
+        .timeout_recv_response(Some(wait))
+        .timeout_per_call(limits.max_time)
         .build()
+        .into()
 }
 
-/// Whether a transport error is a time-out: the server accepted and then said nothing.
-fn timed_out(t: &ureq::Transport) -> bool {
-    let mut source = std::error::Error::source(t);
-    while let Some(e) = source {
-        if let Some(io) = e.downcast_ref::<std::io::Error>() {
-            return matches!(
-                io.kind(),
-                std::io::ErrorKind::TimedOut | std::io::ErrorKind::WouldBlock
-            );
-        }
-        source = e.source();
+/// `request` to `url` bounded by `left` in all (when given), and with the user and
+/// password `url` carries sent as `Authorization: Basic`, as curl and ureq 2 send them
+/// (a protected symbol store is often given as `https://user:token@host/`). Redirects
+/// keep them only within the same server: a relative `Location` keeps the URL's user,
+/// an absolute one names its own.
+pub(crate) fn prepared<B>(
+    request: ureq::RequestBuilder<B>,
+    url: &str,
+    left: Option<Duration>,
+) -> ureq::RequestBuilder<B> {
+    let request = request.config().timeout_per_call(left).build();
+    match basic_auth(url) {
+        Some(value) => request.header("Authorization", value),
+        None => request,
     }
-    t.to_string().contains("timed out")
+}
+
+/// `Basic …` for a URL with a user or a password; the value is a secret of the run.
+fn basic_auth(url: &str) -> Option<String> {
+    use base64::Engine as _;
+    let parsed = url::Url::parse(url).ok()?;
+    if parsed.username().is_empty() && parsed.password().is_none() {
+        return None;
+    }
+    let user = redact::percent_decoded(parsed.username());
+    let password = redact::percent_decoded(parsed.password().unwrap_or(""));
+    let token = base64::engine::general_purpose::STANDARD.encode(format!("{user}:{password}"));
+    redact::secret(&token);
+    Some(format!("Basic {token}"))
+}
+
+/// Whether an error is a time-out: the server accepted and then said too little.
+fn timed_out(e: &ureq::Error) -> bool {
+    match e {
+        ureq::Error::Timeout(_) => true,
+        ureq::Error::Io(io) => io_timed_out(io),
+        _ => false,
+    }
+}
+
+fn io_timed_out(e: &std::io::Error) -> bool {
+    if matches!(
+        e.kind(),
+        std::io::ErrorKind::TimedOut | std::io::ErrorKind::WouldBlock
+    ) {
+        return true;
+    }
+    // ureq's body reader wraps its own time-out in an io error.
+    e.get_ref()
+        .and_then(|inner| inner.downcast_ref::<ureq::Error>())
+        .is_some_and(timed_out)
 }
 
 /// At most this many redirects are followed for one GET (ureq's and most clients'
 /// default).
 const MAX_REDIRECTS: usize = 5;
 
-/// A server's `Retry-After` is honoured up to this long; a longer one is waited as this.
-pub(crate) const MAX_PAUSE: Duration = Duration::from_secs(60);
+/// Without a time limit of the caller's, the most a run waits on one server's
+/// `Retry-After` pauses in all: a rate-limited server holds a dump or a symbolize run
+/// this long at most, then is given up on for the run.
+pub(crate) const PATIENCE: Duration = Duration::from_secs(20);
 
 /// Answers that say "later" (`429 Too Many Requests`, `503 Service Unavailable`) are
-/// retried this many times at least, whatever the retries asked for: a rate limit should
-/// slow a run, not fail it.
+/// retried this many times at least, whatever the retries asked for, while the pauses
+/// fit in the time left: a rate limit should slow a run, not fail it.
 const LATER_RETRIES: u32 = 6;
 
-/// Sends the request `send` sends to `url`, up to `1 + retries` times. (`send` boxes its
-/// error: ureq's is large.) Redirects are not followed: an upload's body cannot be sent
-/// again to wherever a server points (see [`get`] for downloads). A time-out is final,
-/// and the server is not asked again in this run: retrying a server that accepts and
-/// never answers only multiplies the wait.
+/// Sends the request `send` sends to `url`, up to `1 + retries` times, all by
+/// `deadline` when there is one. Redirects are not followed: an upload's body cannot be
+/// sent again to wherever a server points (see [`get`] for downloads). A time-out is
+/// final, and the server is not asked again in this run: retrying a server that accepts
+/// and never answers only multiplies the wait.
 pub(crate) fn with_retries(
     retries: u32,
     url: &str,
-    send: impl FnMut() -> Result<ureq::Response, Box<ureq::Error>>,
+    deadline: Option<Instant>,
+    send: impl FnMut() -> Sent,
 ) -> Outcome {
-    match attempt(retries, url, send) {
+    match attempt(retries, url, deadline, send) {
         Step::Done(outcome) => outcome,
         Step::Redirect(code, location) => Outcome::Status(
             code,
-            format!("redirected to {location}, which is not followed for an upload"),
+            format!(
+                "redirected to {}, which is not followed for an upload",
+                redact::text(&location)
+            ),
         ),
     }
 }
 
 /// GETs `url` through `agent`, with retries, following at most [`MAX_REDIRECTS`]
-/// redirects, each only to an `http` or `https` URL with a host: ureq's own following
-/// panicked on a `Location: file:///etc/passwd`.
-pub(crate) fn get(agent: &ureq::Agent, retries: u32, url: &str) -> Outcome {
-    request(agent, "GET", retries, url)
+/// redirects, each only to an `http` or `https` URL with a host (ureq 2's own following
+/// panicked on a `Location: file:///etc/passwd`); all by `deadline` when there is one.
+pub(crate) fn get(
+    agent: &ureq::Agent,
+    retries: u32,
+    url: &str,
+    deadline: Option<Instant>,
+) -> Outcome {
+    request(agent, Method::Get, retries, url, deadline)
 }
 
 /// Whether `url` is there: a HEAD answered 2xx (true) or 404 or 410 (false), following
 /// redirects as [`get`] does; any other answer is an error, for a message.
 pub(crate) fn exists(agent: &ureq::Agent, retries: u32, url: &str) -> Result<bool, String> {
-    match request(agent, "HEAD", retries, url) {
+    match request(agent, Method::Head, retries, url, None) {
         Outcome::Ok(_) => Ok(true),
         Outcome::Status(404 | 410, _) => Ok(false),
         Outcome::Status(code, body) if body.is_empty() => Err(format!("answered {code}")),
@@ -121,12 +191,32 @@ pub(crate) fn exists(agent: &ureq::Agent, retries: u32, url: &str) -> Result<boo
     }
 }
 
-fn request(agent: &ureq::Agent, method: &str, retries: u32, url: &str) -> Outcome {
+#[derive(Clone, Copy)]
+enum Method {
+    Get,
+    Head,
+}
+
+fn request(
+    agent: &ureq::Agent,
+    method: Method,
+    retries: u32,
+    url: &str,
+    deadline: Option<Instant>,
+) -> Outcome {
     let mut at = url.to_string();
     for _ in 0..=MAX_REDIRECTS {
         let request = at.clone();
-        let send = || agent.request(method, &request).call().map_err(Box::new);
-        match attempt(retries, &at, send) {
+        let send = || {
+            // Each hop within what is left of the whole time, not a new one.
+            let left = deadline.map(|d| d.saturating_duration_since(Instant::now()));
+            match method {
+                Method::Get => prepared(agent.get(&request), &request, left).call(),
+                Method::Head => prepared(agent.head(&request), &request, left).call(),
+            }
+            .map_err(Box::new)
+        };
+        match attempt(retries, &at, deadline, send) {
             Step::Done(outcome) => return outcome,
             Step::Redirect(code, location) => match redirect_target(&at, &location) {
                 Ok(next) => at = next,
@@ -136,14 +226,17 @@ fn request(agent: &ureq::Agent, method: &str, retries: u32, url: &str) -> Outcom
     }
     Outcome::Status(
         310,
-        format!("more than {MAX_REDIRECTS} redirects (the last to {at})"),
+        format!(
+            "more than {MAX_REDIRECTS} redirects (the last to {})",
+            redact::url(&at)
+        ),
     )
 }
 
 /// Where a redirect from `from` to `location` leads, if it may be followed.
 fn redirect_target(from: &str, location: &str) -> Result<String, String> {
-    let shown = crate::for_terminal(first_line(location));
-    let base = url::Url::parse(from).map_err(|e| format!("{from}: {e}"))?;
+    let shown = crate::for_terminal(&redact::text(first_line(location)));
+    let base = url::Url::parse(from).map_err(|e| format!("{}: {e}", redact::url(from)))?;
     let next = base
         .join(location)
         .map_err(|e| format!("redirected to {shown:?}, not a URL ({e})"))?;
@@ -165,43 +258,27 @@ enum Step {
 fn attempt(
     retries: u32,
     url: &str,
-    mut send: impl FnMut() -> Result<ureq::Response, Box<ureq::Error>>,
+    deadline: Option<Instant>,
+    mut send: impl FnMut() -> Sent,
 ) -> Step {
     let server = server_of(url);
-    if let Some(why) = gave_up_on(&server) {
-        return Step::Done(Outcome::Unreachable(why));
-    }
     let mut attempt = 0;
     loop {
-        wait_out_pause(&server);
+        if let Some(why) = gave_up_on(&server) {
+            return Step::Done(Outcome::Unreachable(why));
+        }
+        if let Err(why) = wait_out_pause(&server, deadline) {
+            return Step::Done(Outcome::Unreachable(why));
+        }
+        if deadline.is_some_and(|d| Instant::now() >= d) {
+            return Step::Done(Outcome::Unreachable("out of time".into()));
+        }
         let later_retries = retries.max(LATER_RETRIES);
-        match send().map_err(|e| *e) {
-            Ok(response) if (300..400).contains(&response.status()) => {
-                let location = response.header("Location").unwrap_or("").to_string();
-                return Step::Redirect(response.status(), location);
-            }
-            Ok(response) => return Step::Done(Outcome::Ok(Box::new(response))),
-            Err(ureq::Error::Status(429 | 503, response)) if attempt < later_retries => {
-                // Every worker waits it out, not only the one that was told.
-                let wait = retry_after(&response).unwrap_or_else(|| backoff(attempt));
-                pause(&server, wait);
-                attempt += 1;
-            }
-            Err(ureq::Error::Status(code, response)) => {
-                if code >= 500 && attempt < retries {
-                    std::thread::sleep(backoff(attempt));
-                    attempt += 1;
-                    continue;
-                }
-                // A body to quote, bounded: a server's error page can be large, or
-                // dripped.
-                let body = read_body(response, 4096, QUOTE_TIME).unwrap_or_default();
-                let body = String::from_utf8_lossy(&body).trim().to_string();
-                return Step::Done(Outcome::Status(code, body));
-            }
-            Err(ureq::Error::Transport(t)) => {
-                if timed_out(&t) {
-                    give_up_on(&server);
+        let response = match send() {
+            Ok(response) => response,
+            Err(e) => {
+                if timed_out(&e) {
+                    give_up_on(&server, "it stopped answering");
                     return Step::Done(Outcome::Unreachable("no answer (timed out)".into()));
                 }
                 if attempt < retries {
@@ -209,10 +286,43 @@ fn attempt(
                     attempt += 1;
                     continue;
                 }
-                return Step::Done(Outcome::Unreachable(transport_message(&t)));
+                return Step::Done(Outcome::Unreachable(transport_message(&e)));
+            }
+        };
+        let code = response.status().as_u16();
+        match code {
+            200..=299 => return Step::Done(Outcome::Ok(Box::new(response))),
+            300..=399 => {
+                let location = header(&response, "Location").unwrap_or("").to_string();
+                return Step::Redirect(code, location);
+            }
+            429 | 503 if attempt < later_retries => {
+                // Every worker waits it out, not only the one that was told; a pause
+                // longer than the time left ends the server's turn in this run.
+                let wait = retry_after(&response).unwrap_or_else(|| backoff(attempt));
+                if let Err(why) = pause(&server, code, wait, deadline) {
+                    return Step::Done(Outcome::Unreachable(why));
+                }
+                attempt += 1;
+            }
+            500..=599 if attempt < retries => {
+                std::thread::sleep(backoff(attempt));
+                attempt += 1;
+            }
+            _ => {
+                // A body to quote, bounded: a server's error page can be large, or
+                // dripped.
+                let body = read_body(response, 4096, QUOTE_TIME).unwrap_or_default();
+                let body = String::from_utf8_lossy(&body).trim().to_string();
+                return Step::Done(Outcome::Status(code, redact::text(&body).into_owned()));
             }
         }
     }
+}
+
+/// A response header's value, if it is text.
+pub(crate) fn header<'a>(response: &'a Response, name: &str) -> Option<&'a str> {
+    response.headers().get(name)?.to_str().ok()
 }
 
 /// `scheme://host:port` of a URL: what pauses and give-ups are kept by.
@@ -223,10 +333,10 @@ fn server_of(url: &str) -> String {
     }
 }
 
-/// How long a `Retry-After` header asks to wait: seconds, or an HTTP date; at most
-/// [`MAX_PAUSE`].
-fn retry_after(response: &ureq::Response) -> Option<Duration> {
-    let value = response.header("Retry-After")?.trim();
+/// How long a `Retry-After` header asks to wait: seconds, or an HTTP date; at most a
+/// day (anything longer is as good as never).
+fn retry_after(response: &Response) -> Option<Duration> {
+    let value = header(response, "Retry-After")?.trim();
     let wait = match value.parse::<u64>() {
         Ok(secs) => Duration::from_secs(secs),
         Err(_) => httpdate::parse_http_date(value)
@@ -234,14 +344,16 @@ fn retry_after(response: &ureq::Response) -> Option<Duration> {
             .duration_since(std::time::SystemTime::now())
             .unwrap_or_default(),
     };
-    Some(wait.min(MAX_PAUSE))
+    Some(wait.min(Duration::from_secs(86_400)))
 }
 
-/// The run's memory of servers: pauses they asked for, and those that stopped answering.
+/// The run's memory of servers: pauses they asked for, the time waited on them, and
+/// those given up on (with why).
 #[derive(Default)]
 struct Servers {
     paused_until: std::collections::HashMap<String, Instant>,
-    silent: std::collections::HashSet<String>,
+    waited: std::collections::HashMap<String, Duration>,
+    given_up: std::collections::HashMap<String, String>,
 }
 
 static SERVERS: std::sync::LazyLock<std::sync::Mutex<Servers>> =
@@ -251,46 +363,88 @@ fn servers() -> std::sync::MutexGuard<'static, Servers> {
     SERVERS.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-fn pause(server: &str, wait: Duration) {
-    let until = Instant::now() + wait;
-    let mut s = servers();
-    let at = s.paused_until.entry(server.to_string()).or_insert(until);
-    *at = (*at).max(until);
-}
-
-fn wait_out_pause(server: &str) {
-    let until = servers().paused_until.get(server).copied();
-    if let Some(until) = until {
-        std::thread::sleep(until.saturating_duration_since(Instant::now()));
+/// How much longer the caller may wait on `server`: until its deadline, or what is left
+/// of the run's [`PATIENCE`] with that server.
+fn time_left(s: &Servers, server: &str, deadline: Option<Instant>) -> Duration {
+    match deadline {
+        Some(d) => d.saturating_duration_since(Instant::now()),
+        None => PATIENCE.saturating_sub(s.waited.get(server).copied().unwrap_or_default()),
     }
 }
 
-fn give_up_on(server: &str) {
-    servers().silent.insert(server.to_string());
+/// Records a pause of `wait` that `server` asked for with `code`, and waits it; or,
+/// when it is longer than the time left, gives up on the server for the run.
+fn pause(server: &str, code: u16, wait: Duration, deadline: Option<Instant>) -> Result<(), String> {
+    {
+        let mut s = servers();
+        let left = time_left(&s, server, deadline);
+        if wait > left {
+            let why = format!(
+                "it asked for a pause of {} s (answering {code}) with {} s left for it",
+                wait.as_secs(),
+                left.as_secs()
+            );
+            s.given_up.insert(server.to_string(), why.clone());
+            return Err(why);
+        }
+        let until = Instant::now() + wait;
+        let at = s.paused_until.entry(server.to_string()).or_insert(until);
+        *at = (*at).max(until);
+    }
+    wait_out_pause(server, deadline)
 }
 
-/// Why a server is not asked: it stopped answering earlier in this run.
+/// Waits out a pause `server` asked for, if any, unless it ends past what is left.
+fn wait_out_pause(server: &str, deadline: Option<Instant>) -> Result<(), String> {
+    let wait = {
+        let mut s = servers();
+        let Some(until) = s.paused_until.get(server).copied() else {
+            return Ok(());
+        };
+        let wait = until.saturating_duration_since(Instant::now());
+        let left = time_left(&s, server, deadline);
+        if wait > left {
+            let why = format!(
+                "it asked for a pause of {} s more with {} s left for it",
+                wait.as_secs(),
+                left.as_secs()
+            );
+            s.given_up.insert(server.to_string(), why.clone());
+            return Err(why);
+        }
+        *s.waited.entry(server.to_string()).or_default() += wait;
+        wait
+    };
+    std::thread::sleep(wait);
+    Ok(())
+}
+
+/// Gives up on `server` for the rest of the run, saying `why` when it is asked again.
+pub(crate) fn give_up_on(server: &str, why: &str) {
+    servers()
+        .given_up
+        .entry(server_of(server))
+        .or_insert_with(|| why.to_string());
+}
+
+/// Why a server is not asked: it was given up on earlier in this run.
 fn gave_up_on(server: &str) -> Option<String> {
     servers()
-        .silent
-        .contains(server)
-        .then(|| "not asked: it stopped answering earlier in this run".to_string())
+        .given_up
+        .get(server)
+        .map(|why| format!("not asked: {why} earlier in this run"))
 }
 
-/// What went wrong, each part once: ureq's own words repeat its kind ("Network Error:
-/// Network Error") and leave out the system's ("Connection refused").
-fn transport_message(t: &ureq::Transport) -> String {
-    let mut parts = vec![
-        t.message()
-            .map_or_else(|| t.kind().to_string(), str::to_string),
-    ];
-    if let Some(source) = std::error::Error::source(t) {
+/// What went wrong, each part once: the error's own words, and the system's beneath.
+fn transport_message(e: &ureq::Error) -> String {
+    let mut parts = vec![e.to_string()];
+    if let Some(source) = std::error::Error::source(e) {
         let source = source.to_string();
-        if !parts.contains(&source) {
+        if !parts.iter().any(|p| p.contains(&source)) {
             parts.push(source);
         }
     }
-    parts.join(": ")
+    redact::text(&parts.join(": ")).into_owned()
 }
 
 /// The body of a small text answer (at most 64 KiB): `None` for a 404.
@@ -300,10 +454,13 @@ pub(crate) fn fetch_text(
     url: &str,
 ) -> Result<Option<String>, String> {
     let agent = agent_with(limits, user_agent);
-    match get(&agent, 2, url) {
+    let started = Instant::now();
+    match get(&agent, 2, url, limits.max_time.map(|m| started + m)) {
         Outcome::Ok(response) => {
             let within = limits.max_time.unwrap_or(limits.timeout);
-            let body = read_body(*response, 64 << 10, within)?;
+            let body = read_body(*response, 64 << 10, within).inspect_err(|_| {
+                give_up_on(url, "it stalled");
+            })?;
             String::from_utf8(body)
                 .map(Some)
                 .map_err(|_| "the answer is not text".into())
@@ -320,13 +477,9 @@ const QUOTE_TIME: Duration = Duration::from_secs(5);
 /// At most `max` bytes of a response's body, all within `within`: a small answer (an
 /// error page to quote, a JSON answer, a `file.ptr`) dripped by the server is not
 /// waited on for longer, as a download is not (see [`Paced`]).
-pub(crate) fn read_body(
-    response: ureq::Response,
-    max: u64,
-    within: Duration,
-) -> Result<Vec<u8>, String> {
+pub(crate) fn read_body(response: Response, max: u64, within: Duration) -> Result<Vec<u8>, String> {
     let until = Instant::now() + within;
-    let mut reader = response.into_reader().take(max);
+    let mut reader = response.into_body().into_reader().take(max);
     let mut body = Vec::new();
     let mut buf = [0u8; 8192];
     loop {
@@ -338,6 +491,10 @@ pub(crate) fn read_body(
             Ok(0) => return Ok(body),
             Ok(n) => body.extend_from_slice(&buf[..n]),
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) if io_timed_out(&e) => {
+                let secs = within.as_secs_f64();
+                return Err(format!("the answer was not sent within {secs:.0} s"));
+            }
             Err(e) => return Err(format!("the answer broke off: {e}")),
         }
     }
@@ -358,14 +515,16 @@ pub(crate) fn download(
     let agent = agent_with(limits, user_agent);
     // The whole time counts from the request, not from the first byte of the answer.
     let started = Instant::now();
-    match get(&agent, retries, url) {
+    let deadline = limits.max_time.map(|m| started + m);
+    let (what, shown) = (redact::text(what), redact::url(url));
+    match get(&agent, retries, url, deadline) {
         Outcome::Ok(response) => match save(limits, started, target, *response, verify) {
             Ok(()) => Download::Saved,
-            Err(e) => Download::Failed(format!("{what}: {url}: {e}")),
+            Err(e) => Download::Failed(format!("{what}: {shown}: {e}")),
         },
         Outcome::Status(404, _) => Download::Missing,
         Outcome::Status(code, body) => Download::Failed(format!(
-            "{what} answered {code} for {url}: {}",
+            "{what} answered {code} for {shown}: {}",
             first_line(&body)
         )),
         Outcome::Unreachable(e) => Download::Failed(format!("{what} is unreachable: {e}")),
@@ -376,12 +535,11 @@ fn save(
     limits: &Limits,
     started: Instant,
     path: &Path,
-    response: ureq::Response,
+    response: Response,
     verify: Verify,
 ) -> Result<(), String> {
-    if let Some(len) = response
-        .header("Content-Length")
-        .and_then(|l| l.trim().parse::<u64>().ok())
+    if let Some(len) =
+        header(&response, "Content-Length").and_then(|l| l.trim().parse::<u64>().ok())
         && len > limits.max_size
     {
         return Err(format!(
@@ -389,12 +547,22 @@ fn save(
             limits.max_size
         ));
     }
-    let content_type = response.content_type().to_string();
+    // The media type alone, without its parameters (`; charset=…`).
+    let content_type = header(&response, "Content-Type")
+        .and_then(|t| t.split(';').next())
+        .unwrap_or("")
+        .trim()
+        .to_string();
     let cache = |e: std::io::Error| format!("cannot cache it in {}: {e}", path.display());
     let mut file = crate::output::AtomicFile::create(path).map_err(cache)?;
     // The server that answered (a redirect's target) is the one held to the pace.
-    let answered = response.get_url().to_string();
-    let mut body = Paced::new(response.into_reader(), &answered, limits, started);
+    let answered = ureq::ResponseExt::get_uri(&response).to_string();
+    let mut body = Paced::new(
+        response.into_body().into_reader(),
+        &answered,
+        limits,
+        started,
+    );
     std::io::copy(&mut body, file.writer()).map_err(|e| match body.stopped.take() {
         Some(why) => why,
         None => format!("the transfer broke: {e}"),
@@ -450,14 +618,16 @@ impl<R: Read> Read for Paced<R> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         let n = match self.inner.read(buf) {
             Ok(n) => n,
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    std::io::ErrorKind::TimedOut | std::io::ErrorKind::WouldBlock
-                ) =>
-            {
+            Err(e) if io_timed_out(&e) => {
+                if let Some(max) = self.limits.max_time
+                    && self.started.elapsed() >= max
+                {
+                    let secs = max.as_secs_f64();
+                    give_up_on(&self.server, "it was too slow");
+                    return Err(self.stop(format!("not done within {secs:.0} s")));
+                }
                 let secs = self.limits.timeout.as_secs_f64();
-                give_up_on(&self.server);
+                give_up_on(&self.server, "it stopped sending");
                 return Err(self.stop(format!("no data for {secs:.0} s")));
             }
             Err(e) => return Err(e),
@@ -473,14 +643,14 @@ impl<R: Read> Read for Paced<R> {
             && now.duration_since(self.started) > max
         {
             let secs = max.as_secs_f64();
-            give_up_on(&self.server);
+            give_up_on(&self.server, "it was too slow");
             return Err(self.stop(format!("not done within {secs:.0} s")));
         }
         if now.duration_since(self.window) >= self.limits.timeout {
             let needed = MIN_RATE.saturating_mul(self.limits.timeout.as_secs().max(1));
             if self.in_window < needed {
                 let (got, secs) = (self.in_window, self.limits.timeout.as_secs_f64());
-                give_up_on(&self.server);
+                give_up_on(&self.server, "it was too slow");
                 return Err(self.stop(format!(
                     "sent {got} bytes in {secs:.0} s (at least {needed} are needed to go on)"
                 )));
@@ -496,10 +666,12 @@ impl<R: Read> Read for Paced<R> {
 mod tests {
     use super::*;
 
-    fn answer(head: &str) -> ureq::Response {
-        format!("HTTP/1.1 429 Too Many Requests\r\n{head}\r\n")
-            .parse()
-            .unwrap()
+    fn answer(head: &str) -> Response {
+        let mut response = ureq::http::Response::builder().status(429);
+        if let Some((name, value)) = head.trim_end().split_once(": ") {
+            response = response.header(name, value);
+        }
+        response.body(ureq::Body::builder().data("")).unwrap()
     }
 
     #[test]
@@ -509,8 +681,8 @@ mod tests {
             Some(Duration::from_secs(15))
         );
         assert_eq!(
-            retry_after(&answer("Retry-After: 86400\r\n")),
-            Some(MAX_PAUSE)
+            retry_after(&answer("Retry-After: 999999\r\n")),
+            Some(Duration::from_secs(86_400))
         );
         let soon = std::time::SystemTime::now() + Duration::from_secs(30);
         let date = httpdate::fmt_http_date(soon);

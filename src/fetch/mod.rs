@@ -13,11 +13,49 @@ mod local;
 #[cfg(not(feature = "net"))]
 #[path = "offline.rs"]
 pub(crate) mod http;
+pub mod redact;
 pub mod symbols;
 pub mod symsrv;
 
 use std::path::PathBuf;
 use std::time::Duration;
+
+use crate::untrusted::{UnsafeName, path_component};
+
+/// `segment` as one path segment of a request: every byte but the unreserved ones
+/// percent-encoded, `%` included, so that a server decodes it back to the name itself:
+/// a module named `%2e%2e%2fx.pdb` (report and `--missing` names come from crash
+/// reports) must not reach a server as `../x.pdb`, and a `#` or `?` must not cut the
+/// request short.
+pub(crate) fn encode_segment(segment: &str) -> String {
+    let mut out = String::with_capacity(segment.len());
+    for b in segment.bytes() {
+        if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// `name` if it can be one segment of a request and of a cache path: a safe path
+/// component as written and also once percent-decoded (a server or proxy that decodes
+/// twice must not see `..` or a separator either).
+pub(crate) fn request_segment<'a>(
+    name: &'a str,
+    what: &'static str,
+) -> Result<&'a str, UnsafeName> {
+    path_component(name, what)?;
+    let decoded = redact::percent_decoded(name);
+    if decoded != name {
+        path_component(&decoded, what).map_err(|e| UnsafeName {
+            name: name.to_string(),
+            ..e
+        })?;
+    }
+    Ok(name)
+}
 
 /// What a lookup did, on any kind of server: the file, or where it was asked for and
 /// what went wrong.

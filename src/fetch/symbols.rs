@@ -34,6 +34,10 @@ impl SymbolServers {
     /// first server that has it. `name` must already be a safe path component.
     pub fn find(&self, name: &str, ids: &[String]) -> Fetched {
         let mut out = Fetched::default();
+        if let Err(e) = super::request_segment(name, "module name") {
+            out.problems.push(e.to_string());
+            return out;
+        }
         let file = sym_file_name(name);
         for id in ids {
             let cached = self.cache.join(name).join(id).join(&file);
@@ -48,9 +52,14 @@ impl SymbolServers {
             for id in ids {
                 let cached = self.cache.join(name).join(id).join(&file);
                 let verify = |path: &Path| is_symbol_file_of(path, id);
-                let at = format!("{base}/{name}/{id}/{file}");
-                out.asked.push(at.clone());
-                let what = format!("symbol server {base}");
+                let at = format!(
+                    "{base}/{}/{}/{}",
+                    super::encode_segment(name),
+                    super::encode_segment(id),
+                    super::encode_segment(&file)
+                );
+                out.asked.push(super::redact::url(&at).into_owned());
+                let what = format!("symbol server {}", super::redact::url(base));
                 match http::download(
                     &self.limits,
                     http::OUR_AGENT,

@@ -61,6 +61,8 @@ impl SymbolPath {
             };
             let caches: Vec<PathBuf> = caches.iter().map(PathBuf::from).collect();
             if last.starts_with("http://") || last.starts_with("https://") {
+                // Its password is never printed.
+                super::redact::url_with_secrets(last);
                 stores.push(Store::Server {
                     caches,
                     url: last.trim_end_matches('/').to_string(),
@@ -85,7 +87,7 @@ impl SymbolPath {
         let mut out = Fetched::default();
         // Both come from the image and become paths in the caches.
         for (part, what) in [(name, "PDB name"), (id, "debug id")] {
-            if let Err(e) = crate::untrusted::path_component(part, what) {
+            if let Err(e) = super::request_segment(part, what) {
                 out.problems.push(e.to_string());
                 return out;
             }
@@ -116,8 +118,8 @@ impl SymbolPath {
                 }
             }
             let Some(url) = url else { continue };
-            let full = format!("{url}/{name}/{id}/{name}");
-            out.asked.push(full.clone());
+            let full = format!("{url}/{}", segments(&[name, id, name]));
+            out.asked.push(super::redact::url(&full).into_owned());
             let target = match caches.first() {
                 Some(c) => c.join(name).join(id).join(name),
                 None => default_cache().join(name).join(id).join(name),
@@ -131,7 +133,7 @@ impl SymbolPath {
                 name,
                 id,
                 target: &target,
-                what: &format!("symbol server {url}"),
+                what: &format!("symbol server {}", super::redact::url(url)),
             };
             if let Some(p) = self.download(&entry, &full, verify, &mut out) {
                 out.path = Some(p);
@@ -185,8 +187,8 @@ impl SymbolPath {
         let Some(packed) = super::cab::compressed_name(at.name) else {
             return Download::Missing;
         };
-        let url = format!("{}/{}/{}/{packed}", at.url, at.name, at.id);
-        out.asked.push(url.clone());
+        let url = format!("{}/{}", at.url, segments(&[at.name, at.id, &packed]));
+        out.asked.push(super::redact::url(&url).into_owned());
         let cab = at.target.with_file_name(format!(".{packed}.download"));
         let is_cab = |p: &std::path::Path| -> Result<(), String> {
             let mut magic = [0u8; 4];
@@ -214,7 +216,9 @@ impl SymbolPath {
         let _ = std::fs::remove_file(&cab);
         match extracted {
             Ok(()) => Download::Saved,
-            Err(why) => Download::Failed(format!("{}: {url}: {why}", at.what)),
+            Err(why) => {
+                Download::Failed(format!("{}: {}: {why}", at.what, super::redact::url(&url)))
+            }
         }
     }
 
@@ -222,13 +226,14 @@ impl SymbolPath {
     /// server's own network reaches) or `MSG:<why there is no file>`. A path reachable
     /// from here is used where it is; anything else is said.
     fn pointed_to(&self, at: &Entry, verify: Verify, out: &mut Fetched) -> Option<PathBuf> {
-        let url = format!("{}/{}/{}/file.ptr", at.url, at.name, at.id);
-        out.asked.push(url.clone());
+        let url = format!("{}/{}", at.url, segments(&[at.name, at.id, "file.ptr"]));
+        out.asked.push(super::redact::url(&url).into_owned());
+        let shown = super::redact::url(&url).into_owned();
         let text = match http::fetch_text(&self.limits, http::SYMSRV_AGENT, &url) {
             Ok(Some(text)) => text,
             Ok(None) => return None,
             Err(why) => {
-                out.problems.push(format!("{}: {url}: {why}", at.what));
+                out.problems.push(format!("{}: {shown}: {why}", at.what));
                 return None;
             }
         };
@@ -245,7 +250,7 @@ impl SymbolPath {
         }
         let Some(path) = text.strip_prefix("PATH:").map(str::trim) else {
             out.problems.push(format!(
-                "{}: {url}: not a file.ptr answer (PATH: or MSG:): {}",
+                "{}: {shown}: not a file.ptr answer (PATH: or MSG:): {}",
                 at.what,
                 crate::for_terminal(http::first_line(text))
             ));
@@ -254,7 +259,7 @@ impl SymbolPath {
         let local = PathBuf::from(path);
         if !local.is_file() {
             out.problems.push(format!(
-                "{}: {url} points at {}, which cannot be reached from here",
+                "{}: {shown} points at {}, which cannot be reached from here",
                 at.what,
                 crate::for_terminal(path)
             ));
@@ -264,7 +269,7 @@ impl SymbolPath {
             Ok(()) => Some(local),
             Err(why) => {
                 out.problems.push(format!(
-                    "{}: {url} points at {}: {why}",
+                    "{}: {shown} points at {}: {why}",
                     at.what,
                     local.display()
                 ));
@@ -272,6 +277,15 @@ impl SymbolPath {
             }
         }
     }
+}
+
+/// `parts` as request path segments, each percent-encoded.
+fn segments(parts: &[&str]) -> String {
+    parts
+        .iter()
+        .map(|p| super::encode_segment(p))
+        .collect::<Vec<_>>()
+        .join("/")
 }
 
 /// Where one file is asked for on one server.

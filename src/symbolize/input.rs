@@ -235,11 +235,12 @@ fn android(line: &str) -> Option<Frame<'_>> {
 
 fn android_at(line: &str, at: usize) -> Option<Frame<'_>> {
     let before = line[..at].trim_end();
+    // `#NN` just before: read back over the digits only (looking back for the last `#`
+    // read the whole line again at every `pc `, quadratic in the line).
+    let number = before.trim_end_matches(|c: char| c.is_ascii_digit());
     let marked = before.is_empty()
         || before.ends_with("native:")
-        || before
-            .rsplit_once('#')
-            .is_some_and(|(_, n)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
+        || (number.len() < before.len() && number.ends_with('#'));
     let word_start = line[..at]
         .chars()
         .next_back()
@@ -571,21 +572,28 @@ fn split_token<'a>(inner: &'a str, shape: &Delimited) -> Option<(&'a str, u64)> 
 
 /// The last `open … close` group of `line` (no nested `close` inside) whose inside
 /// `accept` takes: byte offsets of its two delimiters.
+///
+/// The groups that can be taken are the `open`s whose next delimiter is a `close` (an
+/// `open` after it would be the group's own, a `close` before it would be inside it).
+/// One walk from the line's end finds them, and their insides do not overlap, so every
+/// byte is read a bounded number of times whatever the line's shape: the search that
+/// looked back for an `open` from every `close` took 74 s on a 1 MiB line of `)`.
 fn last_group<T>(
     line: &str,
     open: char,
     close: char,
     accept: impl Fn(&str) -> Option<T>,
 ) -> Option<(usize, usize)> {
-    let mut end = line.len();
-    while let Some(c) = line[..end].rfind(close) {
-        if let Some(o) = line[..c].rfind(open) {
-            let inner = &line[o + open.len_utf8()..c];
-            if !inner.contains(close) && accept(inner).is_some() {
-                return Some((o, c));
-            }
+    let mut next_close: Option<usize> = None;
+    for (i, c) in line.char_indices().rev() {
+        if c == close {
+            next_close = Some(i);
+        } else if c == open
+            && let Some(end) = next_close.take()
+            && accept(&line[i + open.len_utf8()..end]).is_some()
+        {
+            return Some((i, end));
         }
-        end = c;
     }
     None
 }
@@ -918,6 +926,63 @@ mod tests {
             "array[0x10] = 3",
         ] {
             assert_eq!(frame(line), None, "{line:?}");
+        }
+    }
+
+    /// Lines of every shape that once cost quadratic time, and random ones over the
+    /// tokens' alphabet, at 256 KiB and 1 MiB: reading a line must grow with its length
+    /// (4 times the bytes within 8 times the time, the best of three runs each; the
+    /// quadratic reader took 16 times as long, 74 s for 1 MiB of `)`).
+    #[test]
+    fn reading_a_line_takes_time_linear_in_its_length() {
+        fn shapes(len: usize) -> Vec<(&'static str, String)> {
+            let repeat = |unit: &str| unit.repeat(len / unit.len());
+            let nested = |open: &str, close: &str| {
+                format!("{}{}", open.repeat(len / 2), close.repeat(len / 2))
+            };
+            // A fixed linear congruential sequence: the same lines on every run.
+            let mut seed = 0x2545_f491_u64;
+            let alphabet = b"()[]<>#+0x pc1a/.:|!";
+            let random: String = (0..len)
+                .map(|_| {
+                    seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+                    alphabet[(seed >> 33) as usize % alphabet.len()] as char
+                })
+                .collect();
+            vec![
+                ("close", repeat(")")),
+                ("open", repeat("(")),
+                ("nested ()", nested("(", ")")),
+                ("nested []", nested("[", "]")),
+                ("nested <>", nested("<", ">")),
+                ("pc", repeat("pc ")),
+                ("numbered pc", repeat("#1 pc ")),
+                ("tokens", repeat("(a+0x1) ")),
+                ("hashes", repeat("# ")),
+                ("random", random),
+            ]
+        }
+        fn best_of_three(line: &str) -> std::time::Duration {
+            (0..3)
+                .map(|_| {
+                    let started = std::time::Instant::now();
+                    let mut context = Context::default();
+                    context.learn(line);
+                    std::hint::black_box(frame(std::hint::black_box(line)));
+                    started.elapsed()
+                })
+                .min()
+                .unwrap_or_default()
+        }
+        let small = shapes(256 << 10);
+        let large = shapes(1 << 20);
+        for ((name, s), (_, l)) in small.iter().zip(&large) {
+            let (ts, tl) = (best_of_three(s), best_of_three(l));
+            // Linear is 4 times; a 1 MiB line no longer fits the cache a 256 KiB one
+            // fits, which measured 4.3–6 times here. Quadratic is 16. A floor of 2 ms:
+            // below it, the clock's noise is the measure.
+            let allowed = (ts * 8).max(std::time::Duration::from_millis(2));
+            assert!(tl <= allowed, "{name}: 256 KiB {ts:?}, 1 MiB {tl:?}");
         }
     }
 }

@@ -122,6 +122,38 @@ enum Warned {
     OutsideCode,
     DeepInlines,
     LargeBody,
+    LongNames,
+}
+
+/// The most bytes of names one frame's chain of inlined calls is printed with: a chain
+/// of real names takes a few KiB; a crafted one (256 inlined calls of an 8 MiB name)
+/// took 6.3 GB before it met the output's bound.
+const MAX_FRAME_TEXT: usize = 1 << 20;
+
+/// A lookup's frames as they may be printed: names escaped and cut at
+/// [`crate::untrusted::MAX_NAME`] each, the chain cut where its names pass
+/// [`MAX_FRAME_TEXT`]; and whether anything was cut. Nothing is copied that is not
+/// printed.
+fn printable(frames: Vec<symfile::Frame<'_>>) -> (Vec<Resolved>, bool) {
+    use crate::untrusted::{MAX_NAME, name_for_output};
+    let mut out = Vec::with_capacity(frames.len());
+    let (mut text, mut cut) = (0usize, false);
+    for f in frames {
+        let function = name_for_output(f.function);
+        let file = f.file.map(name_for_output);
+        cut |= f.function.len() > MAX_NAME || f.file.is_some_and(|n| n.len() > MAX_NAME);
+        text += function.len() + file.as_ref().map_or(0, |n| n.len());
+        if text > MAX_FRAME_TEXT && !out.is_empty() {
+            return (out, true);
+        }
+        out.push(Resolved {
+            function: function.into_owned(),
+            file: file.map(std::borrow::Cow::into_owned),
+            line: f.line,
+            inlined: f.inlined,
+        });
+    }
+    (out, cut)
 }
 
 impl Symbolizer {
@@ -215,18 +247,18 @@ impl Symbolizer {
                 )
             });
         }
-        Outcome::Frames {
-            frames: frames
-                .into_iter()
-                .map(|f| Resolved {
-                    function: f.function.to_string(),
-                    file: f.file.map(str::to_string),
-                    line: f.line,
-                    inlined: f.inlined,
-                })
-                .collect(),
-            unverified,
+        let (frames, long) = printable(frames);
+        if long {
+            self.warn_once(Warned::LongNames, name, || {
+                format!(
+                    "names longer than {} KiB, or inlined chains whose names pass {} MiB \
+                     (a damaged or crafted symbol file): cut there",
+                    crate::untrusted::MAX_NAME >> 10,
+                    MAX_FRAME_TEXT >> 20
+                )
+            });
         }
+        Outcome::Frames { frames, unverified }
     }
 
     /// Whether `addr` (of `offset` in the report) may be answered from `found`: always

@@ -180,6 +180,12 @@ impl Sources {
                 candidates.push(crate::locate::build_id_path(dir, hex));
             }
         }
+        if self.verified_only && want.build_id.is_none() {
+            // It could not be used (nothing identifies it), so it is not even opened:
+            // a report can name any path, a device or a FIFO among them. Found, it is
+            // only named in the warning that refuses it.
+            return candidates.into_iter().find(|c| c.is_file());
+        }
         candidates
             .into_iter()
             .find(|c| is_object_of(c, want.build_id))

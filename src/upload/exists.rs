@@ -49,9 +49,9 @@ impl Remote {
     /// why, once per server.
     pub fn has(&self, name: &str, debug_id: &str, tell: &dyn Fn(&Warning)) -> bool {
         if let Some(up) = &self.check_status {
-            let what = format!("{} (checkStatus)", up.url);
+            let what = format!("{} (checkStatus)", crate::fetch::redact::url(&up.url));
             if !self.given_up(&what) {
-                match v2::has(up, &self.agent, name, debug_id) {
+                match v2::has(up, &self.agent, None, name, debug_id) {
                     Ok(true) => return true,
                     Ok(false) => {}
                     Err(e) => self.fail(&what, &e, tell),
@@ -68,15 +68,20 @@ impl Remote {
             match http::exists(&self.agent, 1, &url) {
                 Ok(true) => return true,
                 Ok(false) => {}
-                Err(e) => self.fail(base, &format!("{url}: {e}"), tell),
+                Err(e) => self.fail(
+                    &crate::fetch::redact::url(base),
+                    &format!("{}: {e}", crate::fetch::redact::url(&url)),
+                    tell,
+                ),
             }
         }
         false
     }
 
     fn given_up(&self, server: &str) -> bool {
+        let server = crate::fetch::redact::url(server);
         let failed = self.failed.lock().unwrap_or_else(|e| e.into_inner());
-        failed.iter().any(|f| f == server)
+        failed.iter().any(|f| *f == server)
     }
 
     fn fail(&self, server: &str, why: &dyn std::fmt::Display, tell: &dyn Fn(&Warning)) {

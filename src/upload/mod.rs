@@ -15,7 +15,9 @@ mod v2;
 pub use exists::Remote;
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::time::{Duration, Instant};
+
+use crate::fetch::redact;
 
 /// The environment variable holding the API key (v2) or token (Tecken): never a flag,
 /// so that it stays out of process lists and shell histories.
@@ -109,6 +111,13 @@ pub enum UploadError {
         url: String,
         /// What went wrong, in words.
         reason: String,
+    },
+    /// The run's time for uploads ([`Uploader::max_time`]) was spent before this was
+    /// sent (a server that rate-limits every request, or a slow one).
+    #[error("not sent: the run's {} s for uploads (--upload-max-time) are spent", budget.as_secs())]
+    OutOfTime {
+        /// The run's time for uploads.
+        budget: Duration,
     },
     /// The server's answer is not what the protocol says it sends.
     #[error("{url}: {reason}")]
@@ -212,6 +221,9 @@ pub struct Uploader {
     /// A server that sends or takes nothing for this long is given up on for the run:
     /// the files not yet sent are reported as not sent, not each waited on again.
     pub timeout: Duration,
+    /// The whole run's time for uploads, `Retry-After` pauses included: files not sent
+    /// by then are reported as not sent ([`UploadError::OutOfTime`]).
+    pub max_time: Duration,
     /// Further attempts after a failure that may pass.
     pub retries: u32,
     /// Files (or Tecken zips) in flight at once.
@@ -226,6 +238,10 @@ pub struct Uploader {
 /// How long an upload waits on a server that neither takes nor answers: a minute (a
 /// stalled server held each file five minutes, one after the other).
 pub const UPLOAD_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// How long an upload run may take in all, by default: ten minutes, rate limits
+/// included (an always-429 server held 20 files for 33 minutes, then failed them all).
+pub const UPLOAD_MAX_TIME: Duration = Duration::from_secs(600);
 
 /// Uploads in flight by default: a few, as symbol servers rate-limit clients that send
 /// many at once.
@@ -242,6 +258,11 @@ impl Uploader {
     /// needs a token and there is none.
     pub fn new(url: &str, protocol: Protocol) -> Result<Uploader, UploadError> {
         let token = std::env::var(TOKEN_VAR).ok().filter(|t| !t.is_empty());
+        // Never printed: not the token, nor the URL's password or key.
+        if let Some(t) = &token {
+            redact::secret(t);
+        }
+        redact::url_with_secrets(url);
         if token.is_none() && protocol != Protocol::SymUploadV1 {
             return Err(UploadError::NoToken {
                 protocol: match protocol {
@@ -257,6 +278,7 @@ impl Uploader {
             protocol,
             token,
             timeout: UPLOAD_TIMEOUT,
+            max_time: UPLOAD_MAX_TIME,
             retries: 3,
             jobs: UPLOAD_JOBS,
             zip_limit: TECKEN_ZIP_LIMIT,
@@ -272,17 +294,23 @@ impl Uploader {
     /// result names what it is about (a file, or a zip's files).
     /// `jobs` at a time, results in the files' order.
     pub fn send(&self, files: &[SymbolFile]) -> Vec<(String, Result<Sent, UploadError>)> {
-        let agent = crate::fetch::http::agent(self.timeout);
+        let run = Session {
+            up: self,
+            agent: crate::fetch::http::agent(self.timeout),
+            deadline: Instant::now() + self.max_time,
+        };
+        let run = &run;
+        let shown = |f: &SymbolFile| f.path.display().to_string();
         match self.protocol {
-            Protocol::SymUploadV1 => self.each(files, |f| {
-                (f.path.display().to_string(), v1::send(self, &agent, f))
-            }),
-            Protocol::SymUploadV2 => self.each(files, |f| {
-                (f.path.display().to_string(), v2::send(self, &agent, f))
-            }),
+            Protocol::SymUploadV1 => {
+                self.each(files, |f| (shown(f), run.within(|| v1::send(run, f))))
+            }
+            Protocol::SymUploadV2 => {
+                self.each(files, |f| (shown(f), run.within(|| v2::send(run, f))))
+            }
             Protocol::Tecken => {
                 let zips = tecken::batches(files, self.zip_limit);
-                self.each(&zips, |zip| tecken::send(self, &agent, zip))
+                self.each(&zips, |zip| tecken::send(run, zip))
             }
         }
     }
@@ -324,6 +352,42 @@ impl Uploader {
     }
 }
 
+/// One run of uploads: its uploader, its connections, and when its time is up.
+struct Session<'a> {
+    up: &'a Uploader,
+    agent: ureq::Agent,
+    deadline: Instant,
+}
+
+impl Session<'_> {
+    /// `send`'s result, unless the run's time is already spent: then the file is not
+    /// sent, and says why.
+    fn within(
+        &self,
+        send: impl FnOnce() -> Result<Sent, UploadError>,
+    ) -> Result<Sent, UploadError> {
+        match Instant::now() >= self.deadline {
+            true => Err(UploadError::OutOfTime {
+                budget: self.up.max_time,
+            }),
+            false => send().map_err(|e| match e {
+                // Given up for the run's time: said as that, not as the server's fault.
+                UploadError::Unreachable { .. } if Instant::now() >= self.deadline => {
+                    UploadError::OutOfTime {
+                        budget: self.up.max_time,
+                    }
+                }
+                e => e,
+            }),
+        }
+    }
+
+    /// What is left of the run's time, for one request's own bound.
+    fn left(&self) -> Duration {
+        self.deadline.saturating_duration_since(Instant::now())
+    }
+}
+
 /// One file part of a form: field name, file name, content type, the file.
 struct FilePart<'a> {
     field: &'a str,
@@ -357,32 +421,33 @@ impl Source<'_> {
 /// POSTs `form` with `file` as its last part to the upload URL, with `headers`;
 /// `expected` is the status the protocol calls success.
 fn post_form(
-    up: &Uploader,
-    agent: &ureq::Agent,
+    run: &Session,
     form: &multipart::Form,
     file: &FilePart,
     headers: &[(&str, &str)],
     expected: u16,
 ) -> Result<Sent, UploadError> {
     use crate::fetch::http::{self, Outcome};
-    let outcome = http::with_retries(up.retries, &up.url, || {
-        let (len, body) = file
+    let up = run.up;
+    let outcome = http::with_retries(up.retries, &up.url, Some(run.deadline), || {
+        let (len, mut body) = file
             .source
             .open()
             .and_then(|f| form.with_file(file.field, file.filename, file.content_type, f))
             .map_err(|e| Box::new(ureq::Error::from(e)))?;
-        let mut request = agent
-            .post(&up.url)
-            .set("Content-Type", &form.content_type())
-            .set("Content-Length", &len.to_string());
+        let mut request = http::prepared(run.agent.post(&up.url), &up.url, Some(run.left()))
+            .header("Content-Type", &form.content_type())
+            .header("Content-Length", &len.to_string());
         for (name, value) in headers {
-            request = request.set(name, value);
+            request = request.header(*name, *value);
         }
-        request.send(body).map_err(Box::new)
+        request
+            .send(ureq::SendBody::from_reader(&mut body))
+            .map_err(Box::new)
     });
     match outcome {
-        Outcome::Ok(r) if r.status() == expected => Ok(Sent::Uploaded),
-        Outcome::Ok(r) => Err(refused(&up.url, r.status(), "")),
+        Outcome::Ok(r) if r.status().as_u16() == expected => Ok(Sent::Uploaded),
+        Outcome::Ok(r) => Err(refused(&up.url, r.status().as_u16(), "")),
         Outcome::Status(code, body) => Err(refused(&up.url, code, &body)),
         Outcome::Unreachable(e) => Err(unreachable(&up.url, e)),
     }
@@ -390,27 +455,26 @@ fn post_form(
 
 /// A failed request: the server's status and the start of its answer.
 fn refused(url: &str, status: u16, body: &str) -> UploadError {
-    let answer = body.lines().next().unwrap_or("").trim();
-    let answer = answer.get(..300).unwrap_or(answer);
+    let answer = crate::fetch::http::first_line(body).trim();
     UploadError::Refused {
-        url: url.to_string(),
+        url: redact::url(url).into_owned(),
         status,
-        answer: answer.to_string(),
+        answer: redact::text(answer).into_owned(),
     }
 }
 
 /// A request that got no answer, in the HTTP layer's words.
 fn unreachable(url: &str, reason: impl std::fmt::Display) -> UploadError {
     UploadError::Unreachable {
-        url: url.to_string(),
-        reason: reason.to_string(),
+        url: redact::url(url).into_owned(),
+        reason: redact::text(&reason.to_string()).into_owned(),
     }
 }
 
 /// An answer that is not what the protocol sends.
 fn bad_answer(url: &str, reason: String) -> UploadError {
     UploadError::BadAnswer {
-        url: url.to_string(),
-        reason,
+        url: redact::url(url).into_owned(),
+        reason: redact::text(&reason).into_owned(),
     }
 }

@@ -5,20 +5,16 @@
 use std::io::Write as _;
 
 use super::multipart::Form;
-use super::{FilePart, Sent, Source, SymbolFile, UploadError, Uploader, post_form};
+use super::{FilePart, Sent, Session, Source, SymbolFile, UploadError, post_form};
 
 /// Sends one zip of `batch`: what it is about (its files) and what came of it.
-pub(super) fn send(
-    up: &Uploader,
-    agent: &ureq::Agent,
-    batch: &[SymbolFile],
-) -> (String, Result<Sent, UploadError>) {
+pub(super) fn send(run: &Session, batch: &[SymbolFile]) -> (String, Result<Sent, UploadError>) {
     let what = batch
         .iter()
         .map(|f| f.path.display().to_string())
         .collect::<Vec<_>>()
         .join(", ");
-    (what, send_zip(up, agent, batch))
+    (what, run.within(|| send_zip(run, batch)))
 }
 
 /// Files in order, cut into batches whose sizes add up to at most `limit` (a file
@@ -40,7 +36,7 @@ pub(super) fn batches(files: &[SymbolFile], limit: u64) -> Vec<Vec<SymbolFile>> 
     out
 }
 
-fn send_zip(up: &Uploader, agent: &ureq::Agent, batch: &[SymbolFile]) -> Result<Sent, UploadError> {
+fn send_zip(run: &Session, batch: &[SymbolFile]) -> Result<Sent, UploadError> {
     // Unnamed (`O_TMPFILE` where there is one): a killed run leaves no zip behind.
     let zip = tempfile::tempfile()
         .and_then(|file| write_zip(file, batch))
@@ -48,8 +44,9 @@ fn send_zip(up: &Uploader, agent: &ureq::Agent, batch: &[SymbolFile]) -> Result<
             dir: std::env::temp_dir(),
             source,
         })?;
-    up.fits("the zip", zip.metadata().map_or(0, |m| m.len()))?;
-    post(up, agent, &zip, &batch[0].store_path())
+    run.up
+        .fits("the zip", zip.metadata().map_or(0, |m| m.len()))?;
+    post(run, &zip, &batch[0].store_path())
 }
 
 fn write_zip(file: std::fs::File, batch: &[SymbolFile]) -> std::io::Result<std::fs::File> {
@@ -68,13 +65,8 @@ fn write_zip(file: std::fs::File, batch: &[SymbolFile]) -> std::io::Result<std::
 }
 
 /// Posts the zip; `seed` (its first file's place) makes the form's boundary.
-fn post(
-    up: &Uploader,
-    agent: &ureq::Agent,
-    zip: &std::fs::File,
-    seed: &str,
-) -> Result<Sent, UploadError> {
-    let token = up.token.as_deref().unwrap_or("");
+fn post(run: &Session, zip: &std::fs::File, seed: &str) -> Result<Sent, UploadError> {
+    let token = run.up.token.as_deref().unwrap_or("");
     let form = Form::new(seed);
     let file = FilePart {
         field: "symbols.zip",
@@ -82,5 +74,5 @@ fn post(
         content_type: "application/zip",
         source: Source::Unnamed(zip),
     };
-    post_form(up, agent, &form, &file, &[("Auth-Token", token)], 201)
+    post_form(run, &form, &file, &[("Auth-Token", token)], 201)
 }

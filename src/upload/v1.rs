@@ -2,14 +2,10 @@
 //! in its order. Success is 200.
 
 use super::multipart::Form;
-use super::{FilePart, Sent, Source, SymbolFile, Uploader, post_form};
+use super::{FilePart, Sent, Session, Source, SymbolFile, post_form};
 
-pub(super) fn send(
-    up: &Uploader,
-    agent: &ureq::Agent,
-    f: &SymbolFile,
-) -> Result<Sent, super::UploadError> {
-    up.fits("the file", f.len()?)?;
+pub(super) fn send(run: &Session, f: &SymbolFile) -> Result<Sent, super::UploadError> {
+    run.up.fits("the file", f.len()?)?;
     let mut form = Form::new(&f.store_path());
     form.text("code_file", &f.code_file);
     form.text("cpu", &f.cpu);
@@ -23,5 +19,5 @@ pub(super) fn send(
         content_type: "application/octet-stream",
         source: Source::Path(&f.path),
     };
-    post_form(up, agent, &form, &file, &[], 200)
+    post_form(run, &form, &file, &[], 200)
 }

@@ -1153,6 +1153,31 @@ fn hostile_symbol_files_and_reports_are_bounded() {
         100,
     );
     assert!(cost.stderr.contains("deeper than 256"), "{}", cost.stderr);
+    // One frame of 256 inlined calls of an 8 MiB name cost 6.3 GB (SIGABRT under an
+    // 8 GiB cap); 1,000 frames naming a 1 MiB function, 800 MB. Names are cut at 64 KiB,
+    // a frame's chain at 1 MiB of names, before any text is built.
+    let long = "n".repeat((8 << 20) / scale as usize);
+    let cost = run(
+        "an 8 MiB name inlined 256 deep",
+        &|w| {
+            writeln!(w, "INLINE_ORIGIN 0 {long}\nFUNC 1000 100000 0 outer").unwrap();
+            for d in 0..256 {
+                writeln!(w, "INLINE {d} 1 0 0 1000 100000").unwrap();
+            }
+        },
+        100,
+    );
+    assert!(
+        cost.stderr.contains("names longer than 64 KiB"),
+        "{}",
+        cost.stderr
+    );
+    let long = "n".repeat((1 << 20) / scale as usize);
+    run(
+        "1,000 frames naming a 1 MiB function",
+        &|w| writeln!(w, "FUNC 1000 100000 0 {long}").unwrap(),
+        1000,
+    );
     let ranges = 20_000_000 / scale;
     run(
         "one INLINE record of 20M ranges",
@@ -1219,6 +1244,38 @@ fn hostile_symbol_files_and_reports_are_bounded() {
         cost.stderr
     );
     std::fs::remove_dir_all(&dir).ok();
+    // Lines shaped to make a scanner look back from every byte: 1 MiB of `)`, of
+    // nested brackets, of `pc ` tokens, and 20 lines of 100 KB of `)` (74–97 s, 12–24 s,
+    // 14 s and 18.5 s before).
+    // Just under the 1 MiB past which a line is copied through unread.
+    let half = (1 << 19) - 64;
+    let shapes: [(&str, String); 6] = [
+        ("a 1 MiB line of )", ")".repeat(2 * half)),
+        (
+            "1 MiB of nested (",
+            format!("{}{}", "(".repeat(half), ")".repeat(half)),
+        ),
+        (
+            "1 MiB of nested [",
+            format!("{}{}", "[".repeat(half), "]".repeat(half)),
+        ),
+        (
+            "1 MiB of nested <",
+            format!("{}{}", "<".repeat(half), ">".repeat(half)),
+        ),
+        ("349k pc tokens", "#1 pc ".repeat(349_000 / 2)),
+        (
+            "20 lines of 100 KB of )",
+            format!("{}\n", ")".repeat(100_000)).repeat(20),
+        ),
+    ];
+    for (case, text) in shapes {
+        let path = work.join("shape.txt");
+        std::fs::write(&path, &text).unwrap();
+        let cost = symbolize_within_bounds(case, &[path.as_os_str()], text.len() as u64, &work);
+        assert!(cost.ok, "{case}: {}", cost.stderr);
+        assert_eq!(cost.output, text.len() as u64, "{case}");
+    }
     // A 700 MB line with no newline, copied through.
     let line = work.join("line.txt");
     let mut f = std::io::BufWriter::new(std::fs::File::create(&line).unwrap());

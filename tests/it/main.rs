@@ -13,6 +13,7 @@ mod debuginfod;
 mod ehabi;
 mod golden;
 mod hostile;
+mod hostile_net;
 mod macho;
 mod names;
 mod oracle;

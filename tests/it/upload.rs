@@ -466,6 +466,7 @@ fn tecken_splits_large_sets_into_several_zips() {
         protocol: dumpsyms::upload::Protocol::Tecken,
         token: Some("t".into()),
         timeout: std::time::Duration::from_secs(30),
+        max_time: dumpsyms::upload::UPLOAD_MAX_TIME,
         retries: 0,
         jobs: 2,
         zip_limit: 0,
