@@ -372,21 +372,40 @@ fn time_left(s: &Servers, server: &str, deadline: Option<Instant>) -> Duration {
     }
 }
 
+/// Whether a pause of `wait` fits in the time left for `server`; when it does not, the
+/// server is given up on for the run, and why (`what` qualifies the pause) is the error.
+fn fits(
+    s: &mut Servers,
+    server: &str,
+    wait: Duration,
+    deadline: Option<Instant>,
+    what: &str,
+) -> Result<(), String> {
+    let left = time_left(s, server, deadline);
+    if wait <= left {
+        return Ok(());
+    }
+    let why = format!(
+        "it asked for a pause of {} s {what} with {} s left for it",
+        wait.as_secs(),
+        left.as_secs()
+    );
+    s.given_up.insert(server.to_string(), why.clone());
+    Err(why)
+}
+
 /// Records a pause of `wait` that `server` asked for with `code`, and waits it; or,
 /// when it is longer than the time left, gives up on the server for the run.
 fn pause(server: &str, code: u16, wait: Duration, deadline: Option<Instant>) -> Result<(), String> {
     {
         let mut s = servers();
-        let left = time_left(&s, server, deadline);
-        if wait > left {
-            let why = format!(
-                "it asked for a pause of {} s (answering {code}) with {} s left for it",
-                wait.as_secs(),
-                left.as_secs()
-            );
-            s.given_up.insert(server.to_string(), why.clone());
-            return Err(why);
-        }
+        fits(
+            &mut s,
+            server,
+            wait,
+            deadline,
+            &format!("(answering {code})"),
+        )?;
         let until = Instant::now() + wait;
         let at = s.paused_until.entry(server.to_string()).or_insert(until);
         *at = (*at).max(until);
@@ -402,16 +421,7 @@ fn wait_out_pause(server: &str, deadline: Option<Instant>) -> Result<(), String>
             return Ok(());
         };
         let wait = until.saturating_duration_since(Instant::now());
-        let left = time_left(&s, server, deadline);
-        if wait > left {
-            let why = format!(
-                "it asked for a pause of {} s more with {} s left for it",
-                wait.as_secs(),
-                left.as_secs()
-            );
-            s.given_up.insert(server.to_string(), why.clone());
-            return Err(why);
-        }
+        fits(&mut s, server, wait, deadline, "more")?;
         *s.waited.entry(server.to_string()).or_default() += wait;
         wait
     };

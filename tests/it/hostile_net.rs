@@ -130,6 +130,18 @@ fn report(work: &Path, n: usize) -> PathBuf {
     path
 }
 
+/// `dumpsyms symbolize` of a report of `frames` frames (see [`report`]) from the symbol
+/// server at `url`, its cache in `work`, with `flags`.
+fn symbolize(url: &str, work: &Path, flags: &[&str], frames: usize) -> std::process::Command {
+    let mut cmd = dumpsyms_command();
+    cmd.args(["symbolize", "--no-debuginfod", "--symbols-url", url])
+        .args(flags)
+        .arg("--symbols-cache")
+        .arg(work.join("cache"))
+        .arg(report(work, frames));
+    cmd
+}
+
 /// Four binaries to dump and upload.
 fn four_modules(work: &Path) -> PathBuf {
     let tree = work.join("tree");
@@ -173,15 +185,12 @@ fn dripped_headers_are_given_up_on_within_the_time_out() {
     let limit = Duration::from_secs(12);
 
     // symbolize, from a symbol server.
-    let (took, code, text) = timed(
-        dumpsyms_command()
-            .args(["symbolize", "--no-debuginfod", "--server-timeout", "2"])
-            .arg("--symbols-url")
-            .arg(&server.url)
-            .arg("--symbols-cache")
-            .arg(work.join("cache"))
-            .arg(report(&work, 3)),
-    );
+    let (took, code, text) = timed(&mut symbolize(
+        &server.url,
+        &work,
+        &["--server-timeout", "2"],
+        3,
+    ));
     assert!(took < limit, "{took:?}: {text}");
     assert_eq!(code, Some(0), "{text}");
     assert!(text.contains(&server.url), "{text}");
@@ -246,15 +255,12 @@ fn retry_after_past_the_time_left_gives_up_at_once() {
         answer(s, 429, &[("Retry-After", "60")], b"slow down");
     });
     let work = scratch("net-retry-after");
-    let (took, code, text) = timed(
-        dumpsyms_command()
-            .args(["symbolize", "--no-debuginfod", "--server-max-time", "5"])
-            .arg("--symbols-url")
-            .arg(&server.url)
-            .arg("--symbols-cache")
-            .arg(work.join("cache"))
-            .arg(report(&work, 5)),
-    );
+    let (took, code, text) = timed(&mut symbolize(
+        &server.url,
+        &work,
+        &["--server-max-time", "5"],
+        5,
+    ));
     assert!(took < Duration::from_secs(10), "{took:?}: {text}");
     assert_eq!(code, Some(0), "{text}");
     assert!(text.contains("a pause of 60 s"), "{text}");
