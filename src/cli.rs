@@ -56,8 +56,9 @@ pub struct Cli {
     /// Module name to write instead of the file's basename
     #[arg(short = 'n', value_name = "NAME")]
     name: Option<String>,
-    /// Operating system to write instead of Linux
-    #[arg(short = 'o', value_name = "OS")]
+    /// Operating system to write in the MODULE record instead of the format's (Linux,
+    /// mac, windows). `-o` takes an OS name; any other value is Mozilla's output file
+    #[arg(short = 'o', long = "os", value_name = "OS")]
     os: Option<String>,
     /// Debug id to write instead of the one computed from the build ID
     #[arg(short = 'b', value_name = "ID")]
@@ -71,9 +72,40 @@ pub struct Cli {
     /// Print every warning (damaged or unsupported debug info) to stderr
     #[arg(short = 'v')]
     verbose: bool,
-    /// Write the symbol file to FILE (atomically) instead of standard output
-    #[arg(long, value_name = "FILE", conflicts_with = "store", value_hint = ValueHint::FilePath)]
+    /// Write the symbol file to FILE (atomically) instead of standard output; with
+    /// --store and one PATH, to both (Mozilla's -o FILE -s DIR)
+    #[arg(long, value_name = "FILE", value_hint = ValueHint::FilePath)]
     output: Option<PathBuf>,
+    /// Fail (exit 1, nothing written) when the dump would write no STACK record
+    /// (Mozilla's --check-cfi)
+    #[arg(long = "check-cfi")]
+    check_cfi: bool,
+    /// Leave out the INFO GENERATOR record
+    #[arg(long = "no-generator")]
+    no_generator: bool,
+    /// Name functions by their symbol-table name where the debug information names them
+    /// otherwise (Breakpad Mac's -x)
+    #[arg(long = "prefer-symbol-names")]
+    prefer_symbol_names: bool,
+    /// Read a PE image alone, without looking for its PDB (Breakpad Windows' --pe)
+    #[arg(long = "pe")]
+    pe_alone: bool,
+    /// A variable for --mapping-dest and --mapping-file templates, e.g. rev=1a2b3c
+    /// (repeatable; Mozilla's)
+    #[arg(long = "mapping-var", value_name = "NAME=VALUE")]
+    mapping_var: Vec<String>,
+    /// A regular expression a FILE path is searched with, its groups for
+    /// --mapping-dest (repeatable, paired with --mapping-dest in order; Mozilla's)
+    #[arg(long = "mapping-src", value_name = "REGEX")]
+    mapping_src: Vec<String>,
+    /// What a FILE path that --mapping-src matches is written as: {1} a group, {NAME} a
+    /// variable, {digest} / {DIGEST} the source file's SHA-512 (Mozilla's)
+    #[arg(long = "mapping-dest", value_name = "TEMPLATE")]
+    mapping_dest: Vec<String>,
+    /// Mappings in Mozilla's JSON (variables, and mappings of source, destination and
+    /// files), tried before the command line's
+    #[arg(long = "mapping-file", value_name = "JSON", value_hint = ValueHint::FilePath)]
+    mapping_file: Option<PathBuf>,
     /// Write each symbol file to DIR/<name>/<debug id>/<name>.sym, the symbol-server layout;
     /// a PATH that is a directory is walked and each object file in it dumped
     #[arg(long, value_name = "DIR", value_hint = ValueHint::DirPath)]
@@ -358,7 +390,18 @@ impl Cli {
             false => self.uploader()?,
         };
         let mode = self.mode()?;
-        let opts = self.options(symbol_path);
+        let mappings = dumpsyms::paths::mapping::Mappings::new(
+            &self.mapping_var,
+            &self.mapping_src,
+            &self.mapping_dest,
+            self.mapping_file.as_deref(),
+        )
+        .map_err(|e| Refused {
+            message: e.to_string(),
+            usage: false,
+        })?;
+        let mut opts = self.options(symbol_path);
+        opts.source_paths.mappings = mappings.map(std::sync::Arc::new);
         let remote = self
             .skip_existing
             .then(|| dumpsyms::upload::Remote::new(uploader.as_ref(), &self.symbols_urls))
@@ -409,6 +452,21 @@ impl Cli {
         }
         if self.fetch_debug_id.is_some() || self.fetch_code_id.is_some() {
             return self.by_id();
+        }
+        if let (Some(store), Some(file)) = (&self.store, &self.output) {
+            let [input] = self.paths.as_slice() else {
+                return Err(usage(
+                    "--output with --store writes one input's symbol file to both: give one PATH"
+                        .into(),
+                ));
+            };
+            return Ok(Mode::One {
+                input: input.clone(),
+                to: Destination::FileAndStore {
+                    file: file.clone(),
+                    store: store.clone(),
+                },
+            });
         }
         if let Some(store) = &self.store {
             return Ok(Mode::Store {
@@ -495,6 +553,7 @@ impl Cli {
             arch: self.arch.clone(),
             source_paths: dumpsyms::SourcePaths {
                 prefix_map: self.prefix_map.clone(),
+                mappings: None,
             },
             extra_info: self.extra_info.clone(),
             debuginfod: if self.no_debuginfod {
@@ -505,13 +564,22 @@ impl Cli {
             symbol_path,
             companion,
             jobs: self.jobs.map(usize::from),
+            generator: !self.no_generator,
+            require_stack_records: self.check_cfi,
+            prefer_symbol_names: self.prefer_symbol_names,
+            pe_alone: self.pe_alone,
         }
     }
 
-    /// `--symbol-server`, else `_NT_SYMBOL_PATH`, with the server limits.
+    /// `--symbol-server`, else `_NT_SYMBOL_PATH`, else Mozilla's dumper's configuration
+    /// file (`$HOME/.dump_syms/config`, a symbol path), with the server limits.
     fn symbol_path(&self) -> Result<Option<SymbolPath>, Refused> {
         let spec = if self.symbol_server.is_empty() {
-            std::env::var("_NT_SYMBOL_PATH").unwrap_or_default()
+            std::env::var("_NT_SYMBOL_PATH")
+                .ok()
+                .filter(|s| !s.trim().is_empty())
+                .or_else(mozilla_config)
+                .unwrap_or_default()
         } else {
             self.symbol_server.join(";")
         };
@@ -553,4 +621,13 @@ impl Cli {
         }
         Ok(Some(uploader))
     }
+}
+
+/// The symbol path in Mozilla's dumper's configuration file, `$HOME/.dump_syms/config`,
+/// which its users keep: read when neither `--symbol-server` nor `_NT_SYMBOL_PATH` gives
+/// one.
+fn mozilla_config() -> Option<String> {
+    let home = std::env::var_os("HOME")?;
+    let text = std::fs::read_to_string(PathBuf::from(home).join(".dump_syms/config")).ok()?;
+    Some(text.trim().to_string()).filter(|t| !t.is_empty())
 }

@@ -99,6 +99,9 @@ pub enum WarningKind {
     /// A symbol server or debuginfod server that could not be used (down, failing):
     /// about the network, not the file.
     Server,
+    /// A source file a `--mapping-*` template needs (for its digest) that cannot be
+    /// read: its FILE path is written unmapped.
+    SourceLink,
 }
 
 /// One problem that did not stop the dump but lost some information.

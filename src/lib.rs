@@ -38,7 +38,7 @@ mod mapguard;
 pub mod missing;
 mod module;
 mod output;
-mod paths;
+pub mod paths;
 mod pdb;
 mod pipeline;
 pub mod shard;
@@ -101,6 +101,15 @@ pub struct Options {
     /// Worker threads (`--jobs`; `None`: one per CPU). The output is the same for any
     /// number.
     pub jobs: Option<usize>,
+    /// Write `INFO GENERATOR` (`--no-generator` turns this off).
+    pub generator: bool,
+    /// A dump that writes no STACK record is a failure (`--check-cfi`, Mozilla's).
+    pub require_stack_records: bool,
+    /// Name a function by its symbol-table name where the debug information names it
+    /// otherwise (Breakpad Mac's `-x`).
+    pub prefer_symbol_names: bool,
+    /// A PE is read alone: its PDB is not looked for (Breakpad Windows' `--pe`).
+    pub pe_alone: bool,
 }
 
 impl Default for Options {
@@ -123,6 +132,10 @@ impl Default for Options {
             symbol_path: None,
             companion: None,
             jobs: None,
+            generator: true,
+            require_stack_records: false,
+            prefer_symbol_names: false,
+            pe_alone: false,
         }
     }
 }

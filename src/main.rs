@@ -3,6 +3,7 @@
 
 mod cli;
 mod describe;
+mod peers;
 mod words;
 
 use std::io;
@@ -56,13 +57,29 @@ fn main() -> ExitCode {
             dumpsyms::fetch::redact::url_with_secrets(&arg[start..]);
         }
     }
-    let run = match Cli::parse().into_run() {
+    // The other dumpers' command lines, read as theirs (peers.rs).
+    let mut argv = std::env::args_os();
+    let program = argv.next().unwrap_or_else(|| "dumpsyms".into());
+    let cwd = std::env::current_dir().unwrap_or_default();
+    let translated = match peers::translate(argv.collect(), &cwd) {
+        Ok(t) => t,
+        Err(why) => {
+            say(&format!("dumpsyms: error: {why}"));
+            return ExitCode::from(2);
+        }
+    };
+    let run = match Cli::parse_from(std::iter::once(program).chain(translated.args)).into_run() {
         Ok(run) => run,
         Err(refused) => {
             say(&format!("dumpsyms: error: {}", refused.message));
             return ExitCode::from(if refused.usage { 2 } else { 1 });
         }
     };
+    if run.verbose {
+        for note in &translated.notes {
+            say(&format!("dumpsyms: read {note}"));
+        }
+    }
     let stderr = Stderr::new(&run);
     let batch = Batch {
         opts: &run.opts,

@@ -29,6 +29,8 @@ pub struct Module {
     pub(crate) header_only: bool,
     /// Write the optional `m` field (`-m`).
     pub(crate) write_multiple: bool,
+    /// Leave out `INFO GENERATOR` (`--no-generator`).
+    pub(crate) leave_out_generator: bool,
     /// `FILE` records, by id.
     pub files: Vec<String>,
     /// `INLINE_ORIGIN` records, by id.
@@ -140,8 +142,16 @@ impl Module {
             cfi,
             write_multiple,
             extra_info,
+            prefer_symbol_names,
         } = sources;
-        let mut m = Module::from_debug_info(identity, debug_info, symbols, bias, warnings);
+        let mut m = Module::from_debug_info(
+            identity,
+            debug_info,
+            symbols,
+            bias,
+            prefer_symbol_names,
+            warnings,
+        );
         if let Some(exports) = exports {
             m.add_exports(exports, warnings);
         }
@@ -167,6 +177,7 @@ impl Module {
         dwarf: DebugInfo,
         symbols: Vec<Symbol>,
         bias: u64,
+        prefer_symbol_names: bool,
         warnings: &mut Warnings,
     ) -> Module {
         let mut m = Module::header(identity);
@@ -177,7 +188,13 @@ impl Module {
         let (groups, overlaps) = first_of_each_address(dwarf.functions, bias);
         let kept: Vec<Function> = groups
             .into_par_iter()
-            .map(|(first, dwarf_names)| name_function(first, dwarf_names, &index, bias))
+            .map(|(first, dwarf_names)| {
+                let f = name_function(first, dwarf_names, &index, bias);
+                match prefer_symbol_names {
+                    true => named_as_the_symbol_table_does(f, &index, bias),
+                    false => f,
+                }
+            })
             .collect();
         if overlaps > 0 {
             warnings.push(
@@ -349,6 +366,20 @@ fn name_function(
     }
 }
 
+/// `f` named by the first symbol at its address where that symbol's name differs (as
+/// Breakpad's Mac dumper's `-x` prefers the extern name over the DWARF one).
+fn named_as_the_symbol_table_does(mut f: Function, index: &SymbolIndex, bias: u64) -> Function {
+    let symbol_name = index
+        .at(f.address.wrapping_add(bias))
+        .iter()
+        .find_map(|s| s.display_name())
+        .map(|d| strip_clone_suffixes(&d).to_string());
+    if let Some(name) = symbol_name.filter(|n| *n != f.name) {
+        f.name = name;
+    }
+    f
+}
+
 /// Everything a module is built from: what the container and debug-info readers found.
 pub(crate) struct Sources {
     pub identity: Identity,
@@ -365,6 +396,8 @@ pub(crate) struct Sources {
     pub write_multiple: bool,
     /// `INFO KEY value` records after the others.
     pub extra_info: Vec<(String, String)>,
+    /// Functions named by the symbol table where it differs (`-x`).
+    pub prefer_symbol_names: bool,
 }
 
 impl Sources {
@@ -380,6 +413,7 @@ impl Sources {
             cfi: None,
             write_multiple: false,
             extra_info: Vec::new(),
+            prefer_symbol_names: false,
         }
     }
 }

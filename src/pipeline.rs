@@ -20,6 +20,12 @@ use crate::{Dump, NoStackRecords, Options, basename, demangle, dwarf, pdb, symbo
 
 /// Dumps `input`; `on_disk`: whether companion files are looked for beside it.
 pub(crate) fn dump_input(input: &Input, opts: &Options, on_disk: bool) -> Result<Dump, Error> {
+    let mut dump = read_input(input, opts, on_disk)?;
+    dump.module.leave_out_generator = !opts.generator;
+    Ok(dump)
+}
+
+fn read_input(input: &Input, opts: &Options, on_disk: bool) -> Result<Dump, Error> {
     if pdb::is_pdb(input.bytes()) {
         return pdb_dump(input, opts, on_disk);
     }
@@ -129,6 +135,7 @@ fn object_without_unwind(obj: &Object, module: &Module) -> Option<NoStackRecords
 fn build(mut sources: Sources, opts: &Options, warnings: &mut Warnings) -> Module {
     sources.write_multiple = opts.multiple_field;
     sources.extra_info = opts.extra_info.clone();
+    sources.prefer_symbol_names = opts.prefer_symbol_names;
     Module::build(sources, warnings)
 }
 
@@ -268,7 +275,7 @@ fn read_dwarf(
     };
     let mut info = dwarf::extract(source, layout, dwarf_opts, &companions, warnings);
     for file in &mut info.files {
-        *file = opts.source_paths.apply(file);
+        *file = opts.source_paths.apply(file, warnings);
     }
     info
 }
@@ -309,7 +316,11 @@ fn pe_dump(
     let facts = identity::pe_facts(obj)
         .ok_or_else(|| Error::new(obj.path, ErrorKind::Corrupt("not a PE image".into())))?;
     let mut search = Search::default();
-    let pdb_path = locate::locate_pdb(obj, facts.pdb.as_ref(), opts, on_disk, &mut search)?;
+    // `--pe`: the image alone, its PDB not looked for.
+    let pdb_path = match opts.pe_alone {
+        true => None,
+        false => locate::locate_pdb(obj, facts.pdb.as_ref(), opts, on_disk, &mut search)?,
+    };
     tell_servers(&mut search, &mut warnings);
     if let Some(path) = pdb_path {
         let input = Input::open(&path)?;
@@ -319,7 +330,10 @@ fn pe_dump(
     }
     // The image's own DWARF only: a PE's debug files are PDBs.
     let mut read = read_object(obj, identity, opts, &mut warnings, false)?;
-    if let Some(want) = facts.pdb.filter(|_| locate::lacks_dwarf(obj)) {
+    if let Some(want) = facts
+        .pdb
+        .filter(|_| !opts.pe_alone && locate::lacks_dwarf(obj))
+    {
         search.pdb = Some(format!("{} {}", want.file_name(), want.debug_id()));
         read.no_debug_info = Some(search);
     }
@@ -409,7 +423,7 @@ fn pdb_sources(
     )?;
     let mut info = out.info;
     for file in &mut info.files {
-        *file = opts.source_paths.apply(file);
+        *file = opts.source_paths.apply(file, warnings);
     }
     // x86: a function's argument bytes are its frame data's.
     for f in &mut info.functions {

@@ -33,6 +33,13 @@ pub enum Destination {
     File(PathBuf),
     /// `<store>/<name>/<debug id>/<name>.sym` (see [`crate::store_path`]).
     Store(PathBuf),
+    /// Both a file and its place in a store (Mozilla's `-o FILE -s DIR`).
+    FileAndStore {
+        /// The file, replaced atomically.
+        file: PathBuf,
+        /// The store.
+        store: PathBuf,
+    },
 }
 
 /// The options of a dump and where its events go.
@@ -434,6 +441,13 @@ impl Batch<'_> {
         claim: Option<&Claim>,
     ) -> Result<Option<PathBuf>, Failure> {
         let result = crate::dump(input, opts)?;
+        if opts.require_stack_records && !result.module.has_stack_records() {
+            // Mozilla's `--check-cfi`: nothing is written.
+            return Err(Failure::NoStackRecords {
+                input: input.to_path_buf(),
+                why: result.no_stack_records,
+            });
+        }
         self.tell_where_debug_info_came_from(input, &result);
         let mut warnings = result.warnings;
         // Warnings are told after writing: it finds some of them.
@@ -488,19 +502,42 @@ impl Batch<'_> {
         claim: Option<&Claim>,
         warnings: &mut Warnings,
     ) -> Result<Option<PathBuf>, Failure> {
+        let in_store = |dir: &Path| {
+            crate::store_path(dir, module).map_err(|source| Failure::StorePath {
+                input: input.to_path_buf(),
+                source,
+            })
+        };
         let path = match to {
             Destination::Stdout => {
                 warnings.extend(write_stdout(module)?);
                 return Ok(None);
             }
             Destination::File(file) => file.clone(),
-            Destination::Store(dir) => {
-                crate::store_path(dir, module).map_err(|source| Failure::StorePath {
-                    input: input.to_path_buf(),
-                    source,
-                })?
+            Destination::Store(dir) => in_store(dir)?,
+            Destination::FileAndStore { file, store } => {
+                // The store's copy first, as Mozilla's dumper writes them; what writing
+                // left out is told once, with the file's.
+                let stored = in_store(store)?;
+                self.write_file(input, module, &stored, None)?;
+                file.clone()
             }
         };
+        let left_out = self.write_file(input, module, &path, claim)?;
+        warnings.extend(left_out);
+        Ok(Some(path))
+    }
+
+    /// Writes `module` at `path` atomically, in a store run only if `claim` wins it, and
+    /// tells where it went; gives back what writing left out.
+    fn write_file(
+        &self,
+        input: &Path,
+        module: &crate::Module,
+        path: &Path,
+        claim: Option<&Claim>,
+    ) -> Result<Warnings, Failure> {
+        let path = path.to_path_buf();
         let fail = |source: io::Error| Failure::Write {
             path: path.clone(),
             source,
@@ -527,12 +564,11 @@ impl Batch<'_> {
                 true
             }
         };
-        warnings.extend(left_out);
         self.report.event(&match committed {
             true => Event::Written { input, path: &path },
             false => Event::SameModule { input, kept: &path },
         });
-        Ok(Some(path))
+        Ok(left_out)
     }
 
     /// Sends the symbol files at `paths`; false if any failed (each failure is told).

@@ -220,6 +220,18 @@ pub enum Failure {
     /// No worker threads could be started.
     #[error("{0}")]
     Threads(String),
+    /// `--check-cfi`: the dump would write no STACK record, so nothing was written.
+    #[error(
+        "{}: no STACK records (--check-cfi){}",
+        input.display(),
+        why.as_ref().map_or(String::new(), |w| format!(": {w}"))
+    )]
+    NoStackRecords {
+        /// The input.
+        input: PathBuf,
+        /// Why it has none, when that is known.
+        why: Option<crate::NoStackRecords>,
+    },
     /// The dump of `input` panicked: a bug in dumpsyms. The other inputs are still done.
     #[error("{input}: internal error (a bug in dumpsyms: please report it): {why}")]
     Panicked {

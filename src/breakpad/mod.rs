@@ -67,7 +67,9 @@ fn write_header(m: &Module, w: &mut dyn Write) -> io::Result<()> {
     if let Some(code_id) = &m.code_id {
         writeln!(w, "INFO CODE_ID {code_id}")?;
     }
-    writeln!(w, "INFO GENERATOR {GENERATOR}")?;
+    if !m.leave_out_generator {
+        writeln!(w, "INFO GENERATOR {GENERATOR}")?;
+    }
     for (key, value) in &m.extra_info {
         writeln!(w, "INFO {key} {value}")?;
     }

@@ -166,24 +166,30 @@ pub fn check_rust_legacy(raw: &str) {
     rust_legacy::check(raw);
 }
 
-/// An MSVC decorated name (`?f@ns@@YAHH@Z`) as a function name: scope, name and
-/// parameters, with the const/volatile of methods, but no return type, calling
-/// convention, access or `virtual`/`static`, and no `struct`/`class` keywords before
-/// type names: what Breakpad's Windows dumper asks DIA's undecorator for
-/// (`UNDNAME_NO_FUNCTION_RETURNS | UNDNAME_NO_MS_KEYWORDS | UNDNAME_NO_ACCESS_SPECIFIERS
-/// | UNDNAME_NO_MEMBER_TYPE | UNDNAME_NO_ECSU`, and a space after each comma).
+/// An MSVC decorated name (`?f@ns@@YAHH@Z`) as a function name, spelled as both Windows
+/// dumpers write it (crash services group crashes by these names): scope, name and
+/// parameters with the const of methods, `*` and `&` against their type (`C const&`,
+/// `void*`), `()` for no parameters, no return type, calling convention or
+/// `struct`/`class` keyword. These are Mozilla's dumper's flags (through symbolic), and
+/// its names are the DIA-based Breakpad dumper's on the same PDBs.
 fn msvc(raw: &str) -> Option<String> {
     use msvc_demangler::DemangleFlags as F;
-    let flags = F::NO_FUNCTION_RETURNS
-        | F::NO_MS_KEYWORDS
-        | F::NO_ACCESS_SPECIFIERS
-        | F::NO_MEMBER_TYPE
-        | F::NO_CLASS_TYPE
+    let flags = F::COMPLETE
         | F::SPACE_AFTER_COMMA
-        | F::MS_TYPENAMES;
+        | F::HUG_TYPE
+        | F::NO_MS_KEYWORDS
+        | F::NO_CLASS_TYPE
+        | F::NO_FUNCTION_RETURNS;
     msvc_demangler::demangle(raw, flags)
         .ok()
         .filter(|d| !d.is_empty())
+        .map(|d| msvc_anonymous_namespace(&d))
+}
+
+/// MSVC's `` `anonymous namespace' `` as the other compilers, and both Windows dumpers,
+/// write it: `(anonymous namespace)`.
+pub(crate) fn msvc_anonymous_namespace(name: &str) -> String {
+    name.replace("`anonymous namespace'", "(anonymous namespace)")
 }
 
 /// True for a name that starts like a Rust, Itanium C++ or Swift mangling (what a
@@ -432,15 +438,24 @@ mod msvc_tests {
     use super::*;
 
     #[test]
-    fn msvc_names_read_as_breakpad_writes_them() {
+    fn msvc_names_read_as_the_windows_dumpers_write_them() {
         assert_eq!(demangle("?recurse@@YAHH@Z", Lang::Other), "recurse(int)");
         assert_eq!(
             demangle("?dot@?$Vec@H@geo@@QEBAHAEBU12@@Z", Lang::Other),
-            "geo::Vec<int>::dot(geo::Vec<int> const &) const"
+            "geo::Vec<int>::dot(geo::Vec<int> const&) const"
         );
+        // A public of no parameters: `(void)`, as both Windows dumpers write publics.
         assert_eq!(
             demangle("?area@Sq@geo@@UEBAHXZ", Lang::Other),
             "geo::Sq::area(void) const"
+        );
+        assert_eq!(
+            demangle("??3@YAXPEAX@Z", Lang::Other),
+            "operator delete(void*)"
+        );
+        assert_eq!(
+            demangle("?f@?A0x1234@@YAXXZ", Lang::Other),
+            "(anonymous namespace)::f(void)"
         );
         assert_eq!(demangle("?bad", Lang::Other), "?bad");
         assert_eq!(demangle("plain@12", Lang::Other), "plain@12");

@@ -14,6 +14,7 @@ use std::sync::Arc;
 use pdb2::FallibleIterator as _;
 use rayon::prelude::*;
 
+use super::signatures::{NoModuleInfo, Signatures, Streams};
 use super::{Pdb, corrupt, names, open};
 use crate::body::{BodyRef, UnitBodies};
 use crate::debuginfo::{DebugInfo, FunctionRecord, InlineSite, LineRow, intersect_ranges};
@@ -79,18 +80,36 @@ pub(super) fn extract(
     .unwrap_or_else(|why| Err(Error::new(path, crate::error::ErrorKind::Corrupt(why))))?;
     let tasks = rayon::current_num_threads() * TASKS_PER_THREAD;
     let ranges = balanced_ranges(&weights, tasks);
+    // One formatter of signatures for every task (it keeps what it has parsed).
+    let mut head = open(path, bytes)?;
+    let streams = crate::contain::contained(|| Streams::read(&mut head))
+        .ok()
+        .flatten();
+    let dbi = crate::contain::contained(|| head.debug_information().ok())
+        .ok()
+        .flatten();
+    let provider = NoModuleInfo;
+    let sigs = match (&streams, &dbi) {
+        (Some(s), Some(d)) => crate::contain::contained(|| Signatures::new(&provider, d, s))
+            .ok()
+            .flatten(),
+        _ => None,
+    };
+    let sigs = sigs.as_ref();
     let results: Vec<Vec<ModuleResult>> = ranges
         .into_par_iter()
         .map(|(first, end)| {
-            crate::contain::contained(|| read_modules(path, bytes, (first, end), inlines, stored))
-                .unwrap_or_else(|why| {
-                    vec![ModuleResult {
-                        warnings: vec![format!(
-                            "PDB modules {first}..{end}: {why}; their functions are left out"
-                        )],
-                        ..Default::default()
-                    }]
-                })
+            crate::contain::contained(|| {
+                read_modules(path, bytes, (first, end), inlines, stored, sigs)
+            })
+            .unwrap_or_else(|why| {
+                vec![ModuleResult {
+                    warnings: vec![format!(
+                        "PDB modules {first}..{end}: {why}; their functions are left out"
+                    )],
+                    ..Default::default()
+                }]
+            })
         })
         .collect();
     let results: Vec<ModuleResult> = results.into_iter().flatten().collect();
@@ -156,6 +175,7 @@ fn read_modules(
     (first, end): (usize, usize),
     inlines: bool,
     stored: bool,
+    sigs: Option<&Signatures>,
 ) -> Vec<ModuleResult> {
     let failed = |why: String| {
         vec![ModuleResult {
@@ -188,8 +208,10 @@ fn read_modules(
             _ => break,
         };
         if index >= first {
-            let read =
-                crate::contain::contained(|| read_module(&mut pdb, &address_map, &module, inlines));
+            let name_of = |name: &str, ty| sigs.and_then(|s| s.function(name, index, ty));
+            let read = crate::contain::contained(|| {
+                read_module(&mut pdb, &address_map, &module, inlines, &name_of)
+            });
             out.push(read.unwrap_or_else(|why| ModuleResult {
                 warnings: vec![format!(
                     "PDB module {}: {why}; its functions are left out",
@@ -226,6 +248,7 @@ fn read_module(
     address_map: &pdb2::AddressMap<'_>,
     module: &pdb2::Module<'_>,
     inlines: bool,
+    name_of: &Named,
 ) -> ModuleResult {
     let mut out = ModuleResult::default();
     let name = module.module_name();
@@ -254,6 +277,7 @@ fn read_module(
         row_allowance: MIN_ROW_ALLOWANCE,
         rows_cut: 0,
         out: &mut out,
+        name_of,
     };
     let mut symbols = match info.symbols() {
         Ok(s) => s,
@@ -392,7 +416,12 @@ struct ModuleCx<'c, 'm, 'p> {
     row_allowance: u64,
     rows_cut: u64,
     out: &'c mut ModuleResult,
+    /// A procedure's name with its parameter list (signatures.rs).
+    name_of: &'c Named<'c>,
 }
+
+/// A procedure's name and type to its full name, when its type can be read.
+type Named<'n> = dyn Fn(&str, pdb2::TypeIndex) -> Option<String> + 'n;
 
 impl ModuleCx<'_, '_, '_> {
     fn rva(&self, offset: pdb2::PdbInternalSectionOffset) -> Option<u64> {
@@ -475,7 +504,8 @@ impl ModuleCx<'_, '_, '_> {
         Some(Proc {
             start,
             end,
-            name: p.name.to_string().into_owned(),
+            name: (self.name_of)(&p.name.to_string(), p.type_index)
+                .unwrap_or_else(|| p.name.to_string().into_owned()),
             offset: p.offset,
             end_symbol: p.end,
             lines,
@@ -851,8 +881,13 @@ fn merge(
                 end: p.end,
                 // A name from the file goes into a record: a newline in it would end
                 // the FUNC line (found by fuzzing).
-                name: crate::demangle::sanitize(&p.name),
-                name_from_linkage: false,
+                name: crate::demangle::sanitize(&crate::demangle::msvc_anonymous_namespace(
+                    &p.name,
+                )),
+                // With its parameter list (signatures.rs) the name is as full as a
+                // linkage name; without, the public symbol's is used, as both Windows
+                // dumpers do.
+                name_from_linkage: p.name.contains('('),
                 param_size: 0,
                 body: BodyRef::new(ui, p.body),
             });

@@ -11,6 +11,7 @@ mod functions;
 mod msf;
 mod names;
 mod sections;
+mod signatures;
 
 use std::io::Cursor;
 use std::path::Path;

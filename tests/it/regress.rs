@@ -175,7 +175,8 @@ fn a_pdb_procedure_name_with_a_newline_stays_on_its_line() {
     assert!(ok, "{err}");
     parse(&sym);
     assert!(!sym.lines().any(str::is_empty), "an empty line:\n{sym}");
-    assert!(sym.contains("\nFUNC 70 3 0 _purecal\n"), "{sym}");
+    // Its parameter list follows, from its type record, as the Windows dumpers write it.
+    assert!(sym.contains("\nFUNC 70 3 0 _purecal ()\n"), "{sym}");
     let bytes =
         std::fs::read(fixtures().join("regress/pdb-procedure-name-with-newline.pdb")).unwrap();
     // The fuzz target's input is the file after its 32-byte magic.
@@ -207,4 +208,19 @@ fn a_pdb_without_section_headers_places_nothing_and_says_so() {
         &dumpsyms::Options::default(),
     );
     assert!(whole.contains("\nFUNC 1000 "), "{whole}");
+}
+
+/// Every pointer type of a PDB pointing at itself and every member function's `this`
+/// being itself: the formatter of Windows signatures (pdb-addr2line's, which follows
+/// references with no bound) looped for ever on the first and overflowed the stack on
+/// the second. Such types are walked first, without recursion, and the procedures keep
+/// the names their records give.
+#[test]
+fn self_referencing_pdb_types_keep_the_procedures_own_names() {
+    let started = std::time::Instant::now();
+    let (ok, sym, err) = dump("hostile/pdb-self-referencing-types.pdb");
+    assert!(ok, "{err}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(30));
+    let funcs = sym.lines().filter(|l| l.starts_with("FUNC ")).count();
+    assert!(funcs >= 20, "{funcs} FUNC records:\n{sym:.2000}");
 }

@@ -1,5 +1,10 @@
 //! How source file paths are written in FILE records: normalized, then rewritten by the
-//! user's prefix map (`--prefix-map OLD=NEW`, like the compilers' `-fdebug-prefix-map`).
+//! user's prefix map (`--prefix-map OLD=NEW`, like the compilers' `-fdebug-prefix-map`),
+//! then turned into source links by the user's mappings (`--mapping-*`, `mapping.rs`).
+
+pub mod mapping;
+
+use std::sync::Arc;
 
 /// The rules for FILE paths.
 #[derive(Debug, Clone, Default)]
@@ -7,11 +12,27 @@ pub struct SourcePaths {
     /// `(OLD, NEW)` pairs, tried in order; the first whose OLD starts the (normalized)
     /// path replaces that prefix with NEW.
     pub prefix_map: Vec<(String, String)>,
+    /// Source links (`--mapping-*`), applied to the path the prefix map gives.
+    pub mappings: Option<Arc<mapping::Mappings>>,
 }
 
 impl SourcePaths {
-    /// The path as written: normalized, then remapped.
-    pub fn apply(&self, path: &str) -> String {
+    /// The path as written: normalized, then remapped, then mapped to its source link.
+    /// A link that cannot be made (its source file unreadable for a digest) leaves the
+    /// path as it was, said once to `warnings`.
+    pub fn apply(&self, path: &str, warnings: &mut crate::Warnings) -> String {
+        let path = self.remapped(path);
+        match &self.mappings {
+            Some(m) => m
+                .map(&path, &mut |why| {
+                    warnings.push(crate::WarningKind::SourceLink, why)
+                })
+                .unwrap_or(path),
+            None => path,
+        }
+    }
+
+    fn remapped(&self, path: &str) -> String {
         let path = normalize(path);
         for (old, new) in &self.prefix_map {
             if let Some(rest) = path.strip_prefix(old.as_str()) {
@@ -125,13 +146,18 @@ mod tests {
                 ("/build/app/".into(), "https://example.org/app/".into()),
                 ("/build/".into(), "/src/".into()),
             ],
+            mappings: None,
         };
+        let mut w = crate::Warnings::default();
         assert_eq!(
-            rules.apply("/build/app/./x/../main.c"),
+            rules.apply("/build/app/./x/../main.c", &mut w),
             "https://example.org/app/main.c"
         );
-        assert_eq!(rules.apply("/build/lib/a.c"), "/src/lib/a.c");
-        assert_eq!(rules.apply("/usr/include/stdio.h"), "/usr/include/stdio.h");
+        assert_eq!(rules.apply("/build/lib/a.c", &mut w), "/src/lib/a.c");
+        assert_eq!(
+            rules.apply("/usr/include/stdio.h", &mut w),
+            "/usr/include/stdio.h"
+        );
         assert_eq!(parse_prefix_map("/a=").unwrap(), ("/a".into(), "".into()));
         assert_eq!(
             parse_prefix_map("/a=b=c").unwrap(),
