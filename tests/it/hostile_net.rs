@@ -142,6 +142,15 @@ fn symbolize(url: &str, work: &Path, flags: &[&str], frames: usize) -> std::proc
     cmd
 }
 
+/// dumpsyms with the symbol server at `url` (its cache in `work`), and no other.
+fn symbol_server(work: &Path, url: &str) -> std::process::Command {
+    let mut cmd = dumpsyms_command();
+    cmd.arg("--symbol-server")
+        .arg(format!("SRV*{}*{url}", work.join("symsrv").display()))
+        .env_remove("_NT_SYMBOL_PATH");
+    cmd
+}
+
 /// Four binaries to dump and upload.
 fn four_modules(work: &Path) -> PathBuf {
     let tree = work.join("tree");
@@ -208,13 +217,7 @@ fn dripped_headers_are_given_up_on_within_the_time_out() {
 
     // A PDB by id from a symbol server.
     let (took, _, text) = timed(
-        dumpsyms_command()
-            .arg("--symbol-server")
-            .arg(format!(
-                "SRV*{}*{}",
-                work.join("symsrv").display(),
-                server.url
-            ))
+        symbol_server(&work, &server.url)
             .args(["--server-timeout", "2", "app.pdb", "--debug-id"])
             .arg("ABCDEF0123456789ABCDEF01234567891")
             .env_remove("_NT_SYMBOL_PATH"),
@@ -473,13 +476,7 @@ fn request_paths_never_climb_out_of_the_store() {
     )
     .unwrap();
     let (_, _, text) = timed(
-        dumpsyms_command()
-            .arg("--symbol-server")
-            .arg(format!(
-                "SRV*{}*{}",
-                work.join("symsrv").display(),
-                server.url
-            ))
+        symbol_server(&work, &server.url)
             .arg("--missing")
             .arg(&list)
             .arg("--store")
