@@ -14,7 +14,7 @@ use std::sync::Arc;
 use pdb2::FallibleIterator as _;
 use rayon::prelude::*;
 
-use super::signatures::{NoModuleInfo, Signatures, Streams};
+use super::signatures::{LF_ARGLIST, NoModuleInfo, Signatures, Streams, lists_fit};
 use super::{Pdb, corrupt, names, open};
 use crate::body::{BodyRef, UnitBodies};
 use crate::debuginfo::{DebugInfo, FunctionRecord, InlineSite, LineRow, intersect_ranges};
@@ -82,9 +82,19 @@ pub(super) fn extract(
     let ranges = balanced_ranges(&weights, tasks);
     // One formatter of signatures for every task (it keeps what it has parsed).
     let mut head = open(path, bytes)?;
+    let lists_fit =
+        crate::contain::contained(|| lists_fit(&mut head, 2, LF_ARGLIST)).unwrap_or(false);
+    if !lists_fit {
+        warnings.push(
+            WarningKind::Pdb,
+            "PDB type stream: an argument list claims more entries than its record holds; \
+             functions are named without their parameter lists",
+        );
+    }
     let streams = crate::contain::contained(|| Streams::read(&mut head))
         .ok()
-        .flatten();
+        .flatten()
+        .filter(|_| lists_fit);
     let dbi = crate::contain::contained(|| head.debug_information().ok())
         .ok()
         .flatten();

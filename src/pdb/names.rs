@@ -22,6 +22,19 @@ impl InlineeNames {
         if wanted.is_empty() {
             return InlineeNames::default();
         }
+        // A string list claiming more entries than it holds would have `pdb2` reserve
+        // gigabytes when parsed (signatures.rs).
+        let fit = crate::contain::contained(|| {
+            super::signatures::lists_fit(pdb, 4, super::signatures::LF_SUBSTR_LIST)
+        });
+        if fit != Ok(true) {
+            warnings.push(
+                WarningKind::Pdb,
+                "PDB IPI stream: a string list claims more entries than its record holds; \
+                 inlined functions are unnamed",
+            );
+            return InlineeNames::default();
+        }
         let ipi = match pdb.id_information() {
             Ok(i) => i,
             Err(e) => {

@@ -37,6 +37,46 @@ impl<'s> pdb_addr2line::ModuleProvider<'s> for NoModuleInfo {
     }
 }
 
+/// `LF_ARGLIST` in the type stream, `LF_SUBSTR_LIST` in the id stream: a count of 4-byte
+/// entries, then the entries.
+pub(super) const LF_ARGLIST: u16 = 0x1201;
+pub(super) const LF_SUBSTR_LIST: u16 = 0x1604;
+
+/// Whether every record of kind `kind` in the type or id stream `index` (2 or 4)
+/// holds the entries its count claims. The `pdb2` crate reserves room for the count
+/// before reading a single entry, so one record claiming 1.6 billion arguments asked
+/// for 6.6 GB (found by the `pdb` fuzz target), and pdb-addr2line's formatter parses
+/// every record after a forward-declared class's to find its size: a stream with such a
+/// record is not handed to either. Read by hand from the stream's bytes, as `pdb2` gives
+/// them: its items do not show their data.
+pub(super) fn lists_fit(pdb: &mut super::Pdb<'_>, index: u32, kind: u16) -> bool {
+    let Ok(Some(stream)) = pdb.raw_stream(pdb2::StreamIndex(index as u16)) else {
+        return true;
+    };
+    let bytes = stream.as_slice();
+    let u32_at = |at: usize| -> Option<usize> {
+        Some(u32::from_le_bytes(bytes.get(at..at + 4)?.try_into().ok()?) as usize)
+    };
+    let (Some(header), Some(records)) = (u32_at(4), u32_at(16)) else {
+        return true;
+    };
+    let end = header.saturating_add(records).min(bytes.len());
+    let mut at = header;
+    while at + 4 <= end {
+        let len = usize::from(u16::from_le_bytes([bytes[at], bytes[at + 1]]));
+        let this = u16::from_le_bytes([bytes[at + 2], bytes[at + 3]]);
+        if this == kind {
+            // Kind (2), count (4), entries: all within the record's length.
+            let count = u32_at(at + 4).unwrap_or(usize::MAX);
+            if count.saturating_mul(4).saturating_add(6) > len {
+                return false;
+            }
+        }
+        at += 2 + len;
+    }
+    true
+}
+
 /// The streams a formatter reads, owned by the task that formats.
 pub(super) struct Streams<'s> {
     types: pdb2::TypeInformation<'s>,

@@ -224,3 +224,22 @@ fn self_referencing_pdb_types_keep_the_procedures_own_names() {
     let funcs = sym.lines().filter(|l| l.starts_with("FUNC ")).count();
     assert!(funcs >= 20, "{funcs} FUNC records:\n{sym:.2000}");
 }
+
+/// Found by the `pdb` fuzz target once Windows signatures were formatted: an argument
+/// list claiming 1.6 billion entries, for which `pdb2` reserved 6.6 GB before reading
+/// one. Such a type stream is not handed to the formatter, and the dump goes on with
+/// the procedures' own names.
+#[test]
+fn an_argument_list_claiming_billions_is_not_parsed() {
+    let path = fixtures().join("regress/pdb-argument-list-claiming-billions.pdb");
+    let out = dumpsyms_command().arg("-v").arg(&path).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("panicked"), "{err}");
+    assert!(
+        err.contains("an argument list claims more entries than its record holds"),
+        "{err}"
+    );
+    let bytes = std::fs::read(&path).unwrap();
+    // The fuzz target's input is the file after its 32-byte magic.
+    dumpsyms::fuzzing::pdb(&bytes[32..]);
+}
