@@ -97,10 +97,10 @@ pub fn url(url: &str) -> Cow<'_, str> {
 /// `s` (a message, a server's answer) with every URL in it shown as [`url()`] shows it
 /// and every registered secret replaced by [`MASK`].
 pub fn text(s: &str) -> Cow<'_, str> {
-    let mut out = Cow::Borrowed(s);
-    if s.contains("://") {
-        out = Cow::Owned(urls_in(s).into_owned());
-    }
+    let mut out = match s.contains("://") {
+        true => urls_in(s),
+        false => Cow::Borrowed(s),
+    };
     if out.contains('=')
         && let Cow::Owned(masked) = mask_query_pairs(&out)
     {
@@ -252,7 +252,9 @@ impl<'a> Parts<'a> {
     }
 }
 
-/// `s` with its `%XX` escapes decoded (invalid ones kept), lossily as UTF-8.
+/// `s` with its `%XX` escapes decoded (invalid ones kept), lossily as UTF-8. By hand: the
+/// `url` crate's decoder is only in builds with the `net` feature, and names are checked
+/// (and secrets masked) without it too.
 pub(crate) fn percent_decoded(s: &str) -> String {
     let bytes = s.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());

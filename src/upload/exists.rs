@@ -63,7 +63,7 @@ impl Remote {
             if self.given_up(base) {
                 continue;
             }
-            let segments: Vec<String> = path.split('/').map(v2::encode).collect();
+            let segments: Vec<String> = path.split('/').map(crate::fetch::encode_segment).collect();
             let url = format!("{base}/{}", segments.join("/"));
             match http::exists(&self.agent, 1, &url) {
                 Ok(true) => return true,

@@ -57,7 +57,10 @@ pub(super) fn send(run: &Session, f: &SymbolFile) -> Result<Sent, UploadError> {
         Outcome::Unreachable(e) => return Err(unreachable(put_url, e)),
     }
 
-    let complete = format!("{base}/v1/uploads/{}:complete", encode(upload_key));
+    let complete = format!(
+        "{base}/v1/uploads/{}:complete",
+        crate::fetch::encode_segment(upload_key)
+    );
     let body = json!({
         "symbol_id": {"debug_file": f.name, "debug_id": f.debug_id},
         "symbol_upload_type": "BREAKPAD",
@@ -93,8 +96,8 @@ pub(super) fn has(
     let base = up.url.trim_end_matches('/');
     let check = format!(
         "{base}/v1/symbols/{}/{}:checkStatus",
-        encode(name),
-        encode(debug_id)
+        crate::fetch::encode_segment(name),
+        crate::fetch::encode_segment(debug_id)
     );
     let status = json_of(
         up,
@@ -127,10 +130,4 @@ fn json_of(up: &Uploader, url: &str, outcome: Outcome) -> Result<Value, UploadEr
         Outcome::Status(code, body) => Err(refused(url, code, &body)),
         Outcome::Unreachable(e) => Err(unreachable(url, e)),
     }
-}
-
-/// Percent-encodes a path segment (module names may hold spaces, `%`, `?`, `#` and the
-/// like, and come from files anyone can craft).
-pub(super) fn encode(segment: &str) -> String {
-    crate::fetch::encode_segment(segment)
 }
