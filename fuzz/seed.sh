@@ -6,7 +6,7 @@ cd "$(dirname "$0")"
 fixtures=../fixtures
 # llvm-objcopy reads Mach-O too; GNU objcopy (binutils) is enough for the ELF seeds.
 objcopy=$(command -v llvm-objcopy || command -v objcopy || true)
-mkdir -p corpus/{dump,unwind_section,dwarf_expression,compact_unwind,link_sections,debug_info_stream,line_program,exidx,pe_unwind,pdb,demangle,demangle_swift,symbol_file,report,report_frames,cabinet}
+mkdir -p corpus/{dump,unwind_section,dwarf_expression,compact_unwind,link_sections,debug_info_stream,line_program,exidx,pe_unwind,pdb,demangle,demangle_swift,symbol_file,report,report_frames,cabinet,archive_zip,archive_tar,archive_deb}
 
 tmp=$(mktemp)
 out=$(mktemp)
@@ -153,6 +153,33 @@ cp "$fixtures/windows/lzx/app.pd_" corpus/cabinet/lzx
 if command -v gcab >/dev/null; then
     gcab -c -z -n corpus/cabinet/mszip "$fixtures/windows/msvc-i686/app.pdb"
 fi
+
+# Archives of a binary and its debug file, as a store run is given them: ZIP, tar in
+# each compression the tar target's first byte picks (0 none, 1 gzip, 2 xz, 4 bzip2),
+# and a Debian package (ar holding a gzip'd data.tar).
+python3 - "$fixtures/extra/debuglink" <<'PY'
+import io, sys, tarfile, zipfile, os
+src = sys.argv[1]
+names = ["app", "app.debug"]
+with zipfile.ZipFile("corpus/archive_zip/debuglink.zip", "w", zipfile.ZIP_DEFLATED) as z:
+    for n in names:
+        z.write(os.path.join(src, n), "lib/" + n)
+for pick, mode in [(0, "w"), (1, "w:gz"), (2, "w:xz"), (4, "w:bz2")]:
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode=mode) as t:
+        for n in names:
+            t.add(os.path.join(src, n), "./usr/lib/" + n)
+    open(f"corpus/archive_tar/debuglink-{pick}", "wb").write(bytes([pick]) + buf.getvalue())
+buf = io.BytesIO()
+with tarfile.open(fileobj=buf, mode="w:gz") as t:
+    t.add(os.path.join(src, "app"), "./usr/bin/app")
+data = buf.getvalue()
+def member(name, body):
+    head = f"{name:<16}{0:<12}{0:<6}{0:<6}{100644:<8}{len(body):<10}`\n".encode()
+    return head + body + (b"\n" if len(body) % 2 else b"")
+deb = b"!<arch>\n" + member("debian-binary", b"2.0\n") + member("data.tar.gz", data)
+open("corpus/archive_deb/app.deb", "wb").write(deb)
+PY
 
 for t in corpus/*; do echo "$(basename "$t"): $(ls "$t" | wc -l) seeds"; done
 

@@ -23,7 +23,9 @@ use dumpsyms::upload::Uploader;
 /// Without --store, the first PATH is the binary and any further PATHs are directories to
 /// search for its separate debug file, as with Breakpad's dump_syms; a further PATH that
 /// is a file is the PDB of a PE (or the PE of a PDB). With --store, every
-/// PATH is a binary to dump, or a directory whose object files are all dumped.
+/// PATH is a binary to dump, a directory whose object files are all dumped, or an
+/// archive or package (ZIP, APK, AAB, AAR, IPA, tar with gzip/xz/zstd/bzip2, .deb,
+/// .ddeb) whose members are.
 ///
 /// A PATH named like a command (`man`, `completions`) is written `./man`.
 #[derive(Parser, Debug)]
@@ -214,7 +216,8 @@ pub struct Cli {
     /// Number of threads (default: one per CPU); the output is the same for any number
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
     jobs: Option<u16>,
-    /// The binary [and debug directories], or with --store the binaries
+    /// The binary [and debug directories], or with --store the binaries, trees and
+    /// archives
     #[arg(required_unless_present = "missing", value_name = "PATH", value_hint = ValueHint::AnyPath)]
     paths: Vec<PathBuf>,
 }

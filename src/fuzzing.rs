@@ -377,6 +377,53 @@ pub fn cabinet(data: &[u8]) {
     }
 }
 
+/// Any bytes as a ZIP archive given to a store run, read as it would be (nothing
+/// written): no panic, no member past the bound of a run.
+#[cfg(feature = "archives")]
+pub fn archive_zip(data: &[u8]) {
+    archive(data, crate::archive::Kind::Zip);
+}
+
+/// Any bytes as a tar archive, the first byte choosing its compression (none, gzip, xz,
+/// zstd, bzip2).
+#[cfg(feature = "archives")]
+pub fn archive_tar(data: &[u8]) {
+    use crate::archive::Packing;
+    let Some((&pick, data)) = data.split_first() else {
+        return;
+    };
+    let packing = [
+        Packing::Plain,
+        Packing::Gzip,
+        Packing::Xz,
+        Packing::Zstd,
+        Packing::Bzip2,
+    ][usize::from(pick) % 5];
+    archive(data, crate::archive::Kind::Tar(packing));
+}
+
+/// Any bytes as a Debian package.
+#[cfg(feature = "archives")]
+pub fn archive_deb(data: &[u8]) {
+    archive(data, crate::archive::Kind::Deb);
+}
+
+#[cfg(feature = "archives")]
+fn archive(data: &[u8], kind: crate::archive::Kind) {
+    // Read from a file, as a store run reads archives.
+    let Ok(mut file) = tempfile::tempfile() else {
+        return;
+    };
+    if std::io::Write::write_all(&mut file, data).is_err() {
+        return;
+    }
+    let Ok(source) = crate::archive::Source::new(file) else {
+        return;
+    };
+    let (members, _) = crate::archive::read_members(source, kind);
+    assert!(members <= crate::archive::MAX_MEMBERS + 1);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

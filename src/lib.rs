@@ -16,6 +16,8 @@
 #![warn(missing_docs)]
 #![warn(clippy::too_many_lines)]
 
+#[cfg(feature = "archives")]
+mod archive;
 pub mod batch;
 mod body;
 mod breakpad;

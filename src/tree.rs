@@ -1,8 +1,9 @@
 //! Whole build trees and distributions: the files under a directory that are modules to
 //! dump. Everything else is passed over: files that are not object files, silently;
-//! object files that are not modules of their own (relocatable objects, separate debug
-//! files, dSYM companions, split-DWARF and dwz files, which are read through the binaries
-//! they belong to) with the reason, for `-v`.
+//! object files that are not modules of their own (relocatable objects, split-DWARF and
+//! dwz files, which are read through the binaries they belong to) with the reason, for
+//! `-v`. Debug files (separate debug files, dSYM companions, PDBs) are read through
+//! their binaries too, when the run has them.
 
 use std::path::{Path, PathBuf};
 
@@ -19,6 +20,9 @@ pub enum Role {
     NotObject,
     /// An object file that is not dumped on its own, and why.
     Companion(&'static str),
+    /// A debug file (separate ELF debug file, dSYM's DWARF file, PDB): read through its
+    /// binary when the run has it, else dumped on its own (see [`crate::batch`]).
+    DebugFile(&'static str),
     /// A file that cannot be read (permissions), or is no longer a regular file: a
     /// failure of the run, never passed over silently.
     Unreadable(std::io::Error),
@@ -64,7 +68,11 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>, errors: &mut Vec<(PathBuf, std::io::
         .collect();
     entries.sort_by(|a, b| a.0.cmp(&b.0));
     for (path, kind) in entries {
-        if kind.is_dir() {
+        // Another run's unpacked archive, in a store inside the tree walked.
+        let unpacking = path
+            .file_name()
+            .is_some_and(|n| n.to_string_lossy().starts_with(".dumpsyms-unpacking-"));
+        if kind.is_dir() && !unpacking {
             walk(&path, out, errors);
         } else if kind.is_file() {
             out.push(path);
@@ -75,7 +83,7 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>, errors: &mut Vec<(PathBuf, std::io::
 /// Object-file magic numbers: ELF, Mach-O (both byte orders, 32/64-bit, universal) and
 /// PE's `MZ`. Checked before anything is mapped, so that a tree of sources costs one
 /// small read per file.
-fn looks_like_object(head: &[u8]) -> bool {
+pub(crate) fn looks_like_object(head: &[u8]) -> bool {
     matches!(
         head,
         [0x7F, b'E', b'L', b'F', ..]
@@ -120,7 +128,7 @@ pub fn role(path: &Path) -> Role {
         Err(e) => return Role::Unreadable(e),
     };
     if read && head == *b"Micr" && is_pdb_file(path) {
-        return Role::Companion("a PDB: read through its image");
+        return Role::DebugFile("a PDB: read through its image");
     }
     if !read || !looks_like_object(&head) {
         return Role::NotObject;
@@ -140,7 +148,7 @@ pub fn role(path: &Path) -> Role {
         };
     }
     if is_dsym(first_slice(input.bytes())) {
-        return Role::Companion("a dSYM's DWARF file: read through its binary");
+        return Role::DebugFile("a dSYM's DWARF file: read through its binary");
     }
     let obj = match Object::parse_any(&input) {
         Ok(o) => o,
@@ -158,7 +166,16 @@ pub fn role(path: &Path) -> Role {
         s.kind() == object::SectionKind::Text && s.file_range().is_some_and(|(_, size)| size > 0)
     });
     if !has_code {
-        return Role::Companion("a separate debug file (no code): read through its binary");
+        // A separate debug file keeps the headers of the code's sections (without their
+        // bytes); dwz's common file, DWARF shared by several debug files, has none.
+        let code_headers = obj.file.sections().any(|s| {
+            matches!(s.flags(), object::SectionFlags::Elf { sh_flags, .. }
+                if sh_flags.contains(object::elf::SHF_EXECINSTR))
+        });
+        return match code_headers {
+            true => Role::DebugFile("a separate debug file (no code): read through its binary"),
+            false => Role::Companion("a dwz file (DWARF shared by debug files)"),
+        };
     }
     Role::Module
 }
@@ -216,7 +233,7 @@ mod tests {
         ));
         assert!(matches!(
             role(&fixture("extra/debuglink/app.debug")),
-            Role::Companion(_)
+            Role::DebugFile(_)
         ));
         assert!(matches!(
             role(&fixture("extra/dwz4/dumpsyms-fixture.debug")),
@@ -229,7 +246,7 @@ mod tests {
         for dsym in ["mac-arm64-O2", "mac-universal-O2"] {
             let path = format!("macho/{dsym}.dSYM/Contents/Resources/DWARF/{dsym}");
             assert!(
-                matches!(role(&fixture(&path)), Role::Companion(_)),
+                matches!(role(&fixture(&path)), Role::DebugFile(_)),
                 "{path}"
             );
         }

@@ -28,6 +28,9 @@ pub(crate) struct Stderr {
     bar: Option<ProgressBar>,
     quiet: bool,
     verbose: bool,
+    /// The directories archives were unpacked to, and the archive each stands for:
+    /// a member is shown as `archive!member`, never by the run's temporary path.
+    aliases: std::sync::Mutex<Vec<(String, String)>>,
 }
 
 /// How much a line matters.
@@ -55,6 +58,7 @@ impl Stderr {
             bar,
             quiet: run.quiet,
             verbose: run.verbose,
+            aliases: std::sync::Mutex::new(Vec::new()),
         }
     }
 
@@ -62,11 +66,37 @@ impl Stderr {
         if level == Level::Note && self.quiet {
             return;
         }
-        let line = format!("dumpsyms: {line}");
+        let line = self.unaliased(&format!("dumpsyms: {line}"));
         match &self.bar {
             Some(bar) => bar.println(shown(&line)),
             None => say(&line),
         }
+    }
+
+    /// `line` with every unpacked member's path as `archive!member`: where a path
+    /// begins, not inside another (a debug directory joined with a member's absolute
+    /// directory is a place looked in, and stays as it was).
+    fn unaliased(&self, line: &str) -> String {
+        let aliases = self.aliases.lock().unwrap_or_else(|e| e.into_inner());
+        let mut line = line.to_string();
+        for (dir, archive) in aliases.iter() {
+            let mut out = String::with_capacity(line.len());
+            let mut rest = line.as_str();
+            while let Some(at) = rest.find(dir.as_str()) {
+                let begins = line.len() == rest.len() && at == 0
+                    || rest[..at]
+                        .chars()
+                        .next_back()
+                        .or_else(|| out.chars().next_back())
+                        .is_some_and(|c| c.is_whitespace() || "('\"`".contains(c));
+                out.push_str(&rest[..at]);
+                out.push_str(if begins { archive } else { dir });
+                rest = &rest[at + dir.len()..];
+            }
+            out.push_str(rest);
+            line = out;
+        }
+        line
     }
 
     /// A detail only `-v` shows.
@@ -150,6 +180,26 @@ impl Report for Stderr {
             Event::Skipped { input, why } => {
                 self.detail(|| format!("{}: skipped: {why}", input.display()))
             }
+            Event::Unpacked {
+                archive,
+                into,
+                warnings,
+            } => {
+                {
+                    let mut aliases = self.aliases.lock().unwrap_or_else(|e| e.into_inner());
+                    aliases.push((
+                        format!("{}/", into.display()),
+                        format!("{}!", archive.display()),
+                    ));
+                    // Longest first: a nested archive's directory is never a prefix of
+                    // another's, but `…/1/` and `…/10/` must not be confused either way.
+                    aliases.sort_by_key(|(dir, _)| std::cmp::Reverse(dir.len()));
+                }
+                self.detail(|| format!("{}: unpacked", archive.display()));
+                for w in *warnings {
+                    self.show(Note, &format!("warning: {}: {w}", archive.display()));
+                }
+            }
             Event::NotOnServer(u) => self.show(Note, &format!("not on any server: {}", u.message)),
             Event::Failed(e) => self.show(Error, &format!("error: {e}")),
             Event::Finished { counts, failures } => {
@@ -184,9 +234,9 @@ impl Report for Stderr {
         let Some(bar) = &self.bar else { return };
         match step {
             Progress::Start { files } => bar.set_length(files as u64),
-            Progress::File(file) => {
-                bar.set_message(dumpsyms::for_terminal(&file.display().to_string()))
-            }
+            Progress::File(file) => bar.set_message(dumpsyms::for_terminal(
+                &self.unaliased(&file.display().to_string()),
+            )),
             Progress::Done => bar.inc(1),
             Progress::Finish => bar.finish_and_clear(),
         }

@@ -3,7 +3,9 @@
 //! `--skip-existing`), then optionally uploading what was written. What happens is told
 //! to a [`Report`] as [`Event`]s; the command alone turns them into words.
 
+mod census;
 mod report;
+mod unpack;
 
 pub use report::{Counts, Event, Failure, Progress, Report};
 
@@ -187,13 +189,40 @@ impl Batch<'_> {
         }
     }
 
-    /// Every input, and every object file under the directories among them, into the
-    /// symbol store `store`, in parallel. At most as many files are in flight as there
-    /// are threads, so memory stays bounded by the largest few inputs.
+    /// Every input, and every object file under the directories and in the archives
+    /// among them, into the symbol store `store`, in parallel. At most as many files are
+    /// in flight as there are threads, so memory stays bounded by the largest few
+    /// inputs. Debug files whose binary is not in the run are dumped on their own.
     pub fn store(&self, paths: &[PathBuf], store: &Path, skip_existing: bool) -> Summary {
         let started = Instant::now();
-        let (files, unreadable) = tree::files(paths);
+        let inputs = unpack::inputs(paths, store, self.opts.jobs, self.report);
+        let mut opts = self.opts.clone();
+        opts.debug_dirs.extend(inputs.debug_dirs.iter().cloned());
+        let run = Batch {
+            opts: &opts,
+            shard: self.shard,
+            report: self.report,
+            #[cfg(feature = "net")]
+            remote: self.remote,
+        };
         let walked = |f: &Path| !paths.iter().any(|p| p == f);
+        let early = (inputs.failures, started);
+        run.store_files(&inputs.paths, &walked, store, skip_existing, early)
+    }
+
+    fn store_files(
+        &self,
+        paths: &[PathBuf],
+        walked: &(dyn Fn(&Path) -> bool + Sync),
+        store: &Path,
+        skip_existing: bool,
+        (early, started): (Vec<Failure>, Instant),
+    ) -> Summary {
+        let (files, unreadable) = tree::files(paths);
+        let census = crate::workers::run(self.opts.jobs, || {
+            census::Census::take(self.opts, &files, walked)
+        })
+        .unwrap_or_else(|_| census::Census::take(self.opts, &files, walked));
         let claims = Mutex::new(HashMap::new());
         self.report.progress(Progress::Start { files: files.len() });
         // One feeder thread per worker takes the next file as soon as its last is done:
@@ -234,7 +263,8 @@ impl Batch<'_> {
                                 };
                                 let one = || {
                                     contained(self.report, &file.display().to_string(), || {
-                                        self.store_one(store, file, walked(file), &claim)
+                                        let role = census.roles[i].as_ref();
+                                        self.store_one(store, file, role, &census, &claim)
                                     })
                                 };
                                 let outcome = match &own {
@@ -266,7 +296,13 @@ impl Batch<'_> {
                 };
             }
         };
-        self.summarize(outcomes, unreadable, started)
+        let mut early = early;
+        early.extend(
+            unreadable
+                .into_iter()
+                .map(|(path, source)| Failure::Directory { path, source }),
+        );
+        self.summarize(outcomes, early, started)
     }
 
     /// Tells that an input failed; its outcome.
@@ -300,13 +336,9 @@ impl Batch<'_> {
         false
     }
 
-    /// Counts the outcomes, tells the unreadable directories and what the batch did.
-    fn summarize(
-        &self,
-        outcomes: Vec<Stored>,
-        unreadable: Vec<(PathBuf, io::Error)>,
-        started: Instant,
-    ) -> Summary {
+    /// Counts the outcomes, tells the failures met outside any input's dump (unreadable
+    /// directories; damaged archives, told before) and what the batch did.
+    fn summarize(&self, outcomes: Vec<Stored>, early: Vec<Failure>, started: Instant) -> Summary {
         let count = |f: fn(&Stored) -> bool| outcomes.iter().filter(|o| f(o)).count();
         let mut counts = Counts {
             dumped: count(|o| matches!(o, Stored::Dumped(_))),
@@ -334,9 +366,10 @@ impl Batch<'_> {
                 | Stored::OtherShard => {}
             }
         }
-        for (path, source) in unreadable {
-            let e = Failure::Directory { path, source };
-            self.report.event(&Event::Failed(&e));
+        for e in early {
+            if matches!(e, Failure::Directory { .. }) {
+                self.report.event(&Event::Failed(&e));
+            }
             summary.failures.push(e);
         }
         counts.failed = summary.failures.len();
@@ -348,13 +381,39 @@ impl Batch<'_> {
         summary
     }
 
-    /// One file of a store batch. `walked`: found under a directory (so files that are
-    /// not modules are passed over rather than refused).
-    fn store_one(&self, store: &Path, file: &Path, walked: bool, claim: &Claim) -> Stored {
-        if walked && let Some(passed_over) = self.pass_over(file) {
+    /// One file of a store batch. `role`: what the file, found under a directory or in
+    /// an archive, is to the run (`None` for an input given by itself, always dumped).
+    fn store_one(
+        &self,
+        store: &Path,
+        file: &Path,
+        role: Option<&tree::Role>,
+        census: &census::Census,
+        claim: &Claim,
+    ) -> Stored {
+        if let Some(role) = role
+            && let Some(passed_over) = self.pass_over(file, role)
+        {
             return passed_over;
         }
         let mut variants = slices(self.opts, file);
+        if let Some(tree::Role::DebugFile(why)) = role {
+            // A debug file no binary of the run reads: dumped on its own, under the name
+            // of the binary it was split from, the store path that binary's dump will
+            // replace.
+            variants.retain(|o| !census.claims(o, file));
+            if variants.is_empty() {
+                self.report.event(&Event::Skipped { input: file, why });
+                return Stored::Companion;
+            }
+            if let Some(name) = census::binary_name(file)
+                && self.opts.name.is_none()
+            {
+                for o in &mut variants {
+                    o.name = Some(name.clone());
+                }
+            }
+        }
         if let Some(shard) = self.shard {
             variants.retain(|o| in_shard(shard, o, file));
             if variants.is_empty() {
@@ -415,14 +474,15 @@ impl Batch<'_> {
         }
     }
 
-    /// What a file met in a tree is, when it is not a module to dump.
-    fn pass_over(&self, file: &Path) -> Option<Stored> {
-        match tree::role(file) {
-            tree::Role::Module => None,
+    /// What a file met in a tree is, when it is not a module to dump (a debug file is
+    /// decided by the caller).
+    fn pass_over(&self, file: &Path, role: &tree::Role) -> Option<Stored> {
+        match role {
+            tree::Role::Module | tree::Role::DebugFile(_) => None,
             tree::Role::NotObject => Some(Stored::NotObject),
             tree::Role::Unreadable(source) => Some(self.failed(Failure::Unreadable {
                 path: file.to_path_buf(),
-                source,
+                source: io::Error::new(source.kind(), source.to_string()),
             })),
             tree::Role::Companion(why) => {
                 self.report.event(&Event::Skipped { input: file, why });

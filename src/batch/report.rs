@@ -105,6 +105,18 @@ pub enum Event<'a> {
         /// Why.
         why: &'a str,
     },
+    /// An archive among the inputs (or inside one) was unpacked: its members are dumped
+    /// from `into`, a directory of the run's own in the store, removed when the run
+    /// ends. Paths under `into` are the members `archive!member`.
+    Unpacked {
+        /// The archive as given, or `outer!member` for one inside another.
+        archive: &'a Path,
+        /// Where its members were written.
+        into: &'a Path,
+        /// Members refused or left (an unsafe name, an archive nested too deep, one that
+        /// could not be written), each naming the member.
+        warnings: &'a [&'a Warning],
+    },
     /// A module asked for by id that no server has: counted, not a failure.
     NotOnServer(&'a Unavailable),
     /// An input produced no symbol file.
@@ -216,6 +228,15 @@ pub enum Failure {
         /// Why.
         #[source]
         source: io::Error,
+    },
+    /// An archive cannot be read, or not to its end (the members before the damage are
+    /// still dumped).
+    #[error("{}: {why}", archive.display())]
+    Archive {
+        /// The archive as given, or `outer!member` for one inside another.
+        archive: PathBuf,
+        /// Why.
+        why: String,
     },
     /// No worker threads could be started.
     #[error("{0}")]

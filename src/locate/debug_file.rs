@@ -140,6 +140,13 @@ fn debuglink_candidates(name: &str, binary: &Path, roots: &[PathBuf]) -> Vec<Pat
     candidates
 }
 
+/// The debug-link name of the ELF file at `path`, if it has one.
+pub(crate) fn debuglink_name(path: &Path) -> Option<String> {
+    let input = Input::open(path).ok()?;
+    let obj = Object::parse(&input).ok()?;
+    debuglink(&obj).map(|(name, _)| name)
+}
+
 /// The `.gnu_debuglink` file name and CRC32.
 fn debuglink(obj: &Object) -> Option<(String, u32)> {
     let data = obj.file.section_by_name(".gnu_debuglink")?.data().ok()?;

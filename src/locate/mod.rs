@@ -15,7 +15,9 @@ use std::path::{Path, PathBuf};
 
 #[cfg(any(feature = "fuzzing", test))]
 pub(crate) use debug_file::parse_debuglink;
-pub(crate) use debug_file::{DebugFile, Located, lacks_dwarf, locate_debug_file, mini_debuginfo};
+pub(crate) use debug_file::{
+    DebugFile, Located, debuglink_name, lacks_dwarf, locate_debug_file, mini_debuginfo,
+};
 pub(crate) use dsym::resolve_dsym_bundle;
 pub(crate) use pdb::{find_pe, locate_pdb, verify_pdb, verify_pe};
 

@@ -3,6 +3,7 @@
 
 mod common;
 
+mod archives;
 mod byid;
 mod cfi_oracle;
 mod cli;
@@ -13,6 +14,7 @@ mod debuginfod;
 mod ehabi;
 mod golden;
 mod hostile;
+mod hostile_archives;
 mod hostile_net;
 mod macho;
 mod names;

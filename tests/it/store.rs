@@ -14,7 +14,7 @@ fn copy(from: &str, to: &Path) {
     std::fs::copy(fixtures().join(from), to).unwrap();
 }
 
-fn copy_dir(from: &Path, to: &Path) {
+pub(crate) fn copy_dir(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
     for e in std::fs::read_dir(from).unwrap() {
         let e = e.unwrap();
@@ -29,7 +29,7 @@ fn copy_dir(from: &Path, to: &Path) {
 /// A small build tree: binaries in subdirectories, a stripped one with its debug file
 /// beside it (debug link), a universal Mach-O with its dSYM bundle, sources, a script, a
 /// symbolic link to a binary, and a dwz common file.
-fn tree(root: &Path) {
+pub(crate) fn tree(root: &Path) {
     copy("bin/x86_64/c-gcc-O2-dwarf5", &root.join("bin/app"));
     copy(
         "bin/aarch64/cpp-clang-O2-dwarf5",
@@ -55,7 +55,7 @@ fn tree(root: &Path) {
 }
 
 /// The store's files and their bytes.
-fn contents(store: &Path) -> BTreeMap<String, Vec<u8>> {
+pub(crate) fn contents(store: &Path) -> BTreeMap<String, Vec<u8>> {
     fn walk(dir: &Path, base: &Path, out: &mut BTreeMap<String, Vec<u8>>) {
         for e in std::fs::read_dir(dir).unwrap() {
             let p = e.unwrap().path();

@@ -1,0 +1,155 @@
+//! Tar archives, plain or compressed with gzip, xz, zstd or bzip2 (all read by Rust
+//! decoders: no C parser meets an archive's bytes).
+
+use std::io::{self, Read};
+use std::time::{Duration, UNIX_EPOCH};
+
+use super::{Budget, Counted, Packing, Sink, Source};
+
+/// The largest LZMA dictionary and zstd window accepted: `xz -9` uses 64 MiB, `zstd
+/// --ultra -22` 128 MiB. A stream asking for more is refused rather than allowed to
+/// allocate it.
+const MAX_WINDOW: u64 = 128 << 20;
+
+/// Takes the members of the tar archive `bytes`, compressed as `packing` says. Read as
+/// a stream: a damaged or truncated archive ends the reading there, with the members
+/// before it taken.
+pub(super) fn read(
+    source: Source,
+    packing: Packing,
+    budget: &Budget,
+    sink: &mut Sink,
+) -> Result<(), String> {
+    let bytes = io::BufReader::with_capacity(1 << 20, source);
+    let stream: Box<dyn Read> = match packing {
+        Packing::Plain => Box::new(bytes),
+        Packing::Gzip => Box::new(flate2::bufread::MultiGzDecoder::new(bytes)),
+        Packing::Xz => Box::new(lzma_rust2::XzReader::new_mem_limit(
+            bytes,
+            true,
+            (MAX_WINDOW >> 10) as u32 * 2,
+        )),
+        Packing::Zstd => Box::new(Zstd {
+            stream: bytes,
+            frame: None,
+        }),
+        Packing::Bzip2 => Box::new(bzip2::bufread::MultiBzDecoder::new(bytes)),
+    };
+    entries(
+        Counted {
+            inner: stream,
+            budget,
+        },
+        sink,
+    )
+}
+
+fn entries(stream: impl Read, sink: &mut Sink) -> Result<(), String> {
+    let mut archive = ::tar::Archive::new(stream);
+    let entries = archive
+        .entries()
+        .map_err(|e| format!("not a readable tar archive: {e}"))?;
+    for (n, entry) in entries.enumerate() {
+        let mut entry = entry.map_err(|e| match n {
+            0 => format!("not a readable tar archive: {e}"),
+            _ => format!("cannot be read past its member {n}: {e}"),
+        })?;
+        let header = entry.header();
+        // Links (hard or symbolic), directories, devices: only regular files' bytes
+        // are in the archive.
+        if !matches!(
+            header.entry_type(),
+            ::tar::EntryType::Regular | ::tar::EntryType::Continuous
+        ) {
+            continue;
+        }
+        let modified = header
+            .mtime()
+            .ok()
+            .and_then(|s| UNIX_EPOCH.checked_add(Duration::from_secs(s)));
+        let name = entry.path_bytes().into_owned();
+        let mut data = Whole {
+            left: header.size().unwrap_or(0),
+            inner: &mut entry,
+        };
+        sink.take(&name, &mut data, modified).map_err(|e| {
+            let shown = String::from_utf8_lossy(&name).into_owned();
+            format!("{}: {e}", crate::untrusted::name_for_output(&shown))
+        })?;
+    }
+    Ok(())
+}
+
+/// A member's bytes, all of them: the stream ending before the size its header gives is
+/// an error (a truncated archive), not a shorter member.
+struct Whole<R> {
+    inner: R,
+    left: u64,
+}
+
+impl<R: Read> Read for Whole<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        if n == 0 && self.left > 0 && !buf.is_empty() {
+            return Err(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                format!(
+                    "the archive ends {} bytes before this member does: truncated?",
+                    self.left
+                ),
+            ));
+        }
+        self.left = self.left.saturating_sub(n as u64);
+        Ok(n)
+    }
+}
+
+/// A zstd stream of any number of frames (`pzstd` and `zstd -T` with `--rsyncable`
+/// write several), skippable frames passed over: ruzstd's frame decoder driven over one
+/// stream, as its `StreamingDecoder` drives it over one frame.
+struct Zstd<R: io::BufRead> {
+    stream: R,
+    /// The frame being read, if one is begun.
+    frame: Option<ruzstd::decoding::FrameDecoder>,
+}
+
+impl<R: io::BufRead> Read for Zstd<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        use ruzstd::decoding::BlockDecodingStrategy;
+        use ruzstd::decoding::errors::{FrameDecoderError, ReadFrameHeaderError};
+        if buf.is_empty() {
+            return Ok(0);
+        }
+        loop {
+            if let Some(frame) = &mut self.frame {
+                while frame.can_collect() == 0 && !frame.is_finished() {
+                    frame
+                        .decode_blocks(&mut self.stream, BlockDecodingStrategy::UptoBlocks(1))
+                        .map_err(io::Error::other)?;
+                }
+                let n = frame.read(buf)?;
+                if n > 0 {
+                    return Ok(n);
+                }
+                self.frame = None;
+            }
+            if self.stream.fill_buf()?.is_empty() {
+                return Ok(0);
+            }
+            let mut frame = ruzstd::decoding::FrameDecoder::new();
+            frame.set_max_window_size(MAX_WINDOW);
+            match frame.init(&mut self.stream) {
+                Ok(()) => self.frame = Some(frame),
+                Err(FrameDecoderError::ReadFrameHeaderError(ReadFrameHeaderError::SkipFrame {
+                    length,
+                    ..
+                })) => {
+                    // Its magic and length are read; its bytes are not.
+                    let skipped = &mut (&mut self.stream).take(u64::from(length));
+                    io::copy(skipped, &mut io::sink())?;
+                }
+                Err(e) => return Err(io::Error::other(e)),
+            }
+        }
+    }
+}
