@@ -33,6 +33,66 @@ pub struct DebugInfo {
     pub bodies: Vec<UnitBodies>,
 }
 
+impl DebugInfo {
+    /// Moves each function by the move whose range (`start, end, delta`, sorted) holds
+    /// its start: a debug map's object file into the binary's addresses. A function in
+    /// none was left out of the link, and is dropped.
+    pub fn relocate(&mut self, moves: &[(u64, u64, u64)]) {
+        self.functions.retain_mut(|f| {
+            let i = moves.partition_point(|m| m.0 <= f.start);
+            let Some(&(_, end, delta)) = i.checked_sub(1).and_then(|i| moves.get(i)) else {
+                return false;
+            };
+            if f.start >= end {
+                return false;
+            }
+            f.start = f.start.wrapping_add(delta);
+            f.end = f.end.wrapping_add(delta);
+            true
+        });
+    }
+
+    /// Appends `other`'s functions (another object file's), its files and inline
+    /// origins merged into these by name.
+    pub fn append(&mut self, other: DebugInfo) {
+        fn merged<T: Clone + Eq + std::hash::Hash>(ours: &mut Vec<T>, theirs: Vec<T>) -> Vec<u32> {
+            let mut index: std::collections::HashMap<T, u32> = ours
+                .iter()
+                .enumerate()
+                .map(|(i, x)| (x.clone(), i as u32))
+                .collect();
+            theirs
+                .into_iter()
+                .map(|x| {
+                    *index.entry(x.clone()).or_insert_with(|| {
+                        ours.push(x);
+                        (ours.len() - 1) as u32
+                    })
+                })
+                .collect()
+        }
+        let files = merged(&mut self.files, other.files);
+        let origins = merged(&mut self.origins, other.origins);
+        let units = self.bodies.len() as u32;
+        for mut unit in other.bodies {
+            for id in &mut unit.files {
+                *id = files.get(*id as usize).copied().unwrap_or(*id);
+            }
+            for id in &mut unit.origins {
+                if *id != u32::MAX {
+                    *id = origins.get(*id as usize).copied().unwrap_or(*id);
+                }
+            }
+            self.bodies.push(unit);
+        }
+        self.functions
+            .extend(other.functions.into_iter().map(|mut f| {
+                f.body.unit += units;
+                f
+            }));
+    }
+}
+
 /// The parts of `a` inside `b` (both sorted by address, each disjoint), appended to
 /// `out`. DWARF clips inline sites to their parents with it, PDB its child sites.
 pub fn intersect_ranges(a: &[(u64, u64)], b: &[(u64, u64)], out: &mut Vec<(u64, u64)>) {

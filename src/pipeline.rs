@@ -155,15 +155,22 @@ fn read_object(
         .as_ref()
         .and_then(|d| parse_debug_file(d, identity.arch, warnings));
     let dwarf_source = debug_obj.as_ref().unwrap_or(obj);
-    let debug_info = read_dwarf(
-        dwarf_source,
-        obj,
-        &layout,
-        debug.as_ref(),
-        opts,
-        on_disk,
-        warnings,
-    );
+    let from_map = match debug {
+        None => read_debug_map(obj, opts, on_disk, warnings),
+        Some(_) => None,
+    };
+    let debug_info = match from_map {
+        Some(info) => info,
+        None => read_dwarf(
+            dwarf_source,
+            obj,
+            &layout,
+            debug.as_ref(),
+            opts,
+            on_disk,
+            warnings,
+        ),
+    };
     let symbols = read_symbols(obj, debug_obj.as_ref(), &layout, warnings);
     let bias = if opts.keep_load_address {
         0
@@ -278,6 +285,65 @@ fn read_dwarf(
         *file = opts.source_paths.apply(file, warnings);
     }
     info
+}
+
+/// A Mach-O without a dSYM whose symbol table has a debug map (`N_OSO` stabs): the
+/// DWARF of the object files it names, each function moved to where the link put it,
+/// as `dsymutil` would have linked it into a dSYM. `None` when there is no map.
+fn read_debug_map(
+    obj: &Object,
+    opts: &Options,
+    on_disk: bool,
+    warnings: &mut Warnings,
+) -> Option<crate::debuginfo::DebugInfo> {
+    use rayon::prelude::*;
+    if !on_disk || obj.file.format() != object::BinaryFormat::MachO || !locate::lacks_dwarf(obj) {
+        return None;
+    }
+    let map = locate::debug_map(obj)?;
+    let dwarf_opts = dwarf::DwarfOptions {
+        inlines: opts.inlines,
+        cross_unit_refs: opts.cross_unit_refs,
+    };
+    let parts: Vec<(crate::debuginfo::DebugInfo, Warnings)> = map
+        .par_iter()
+        .map(|object| {
+            let mut w = Warnings::default();
+            let info = locate::open_map_object(object, &opts.debug_dirs, &mut w)
+                .and_then(|input| {
+                    let oobj = match Object::parse_any(&input) {
+                        Ok(o) => o,
+                        Err(e) => {
+                            w.push(WarningKind::Companion, format!("{}: {e}", object.path));
+                            return None;
+                        }
+                    };
+                    let moves = locate::map_moves(object, &oobj, &mut w);
+                    let companions = locate::Finder {
+                        binary: oobj.path,
+                        debug_file: None,
+                        debug_dirs: &opts.debug_dirs,
+                        debuginfod: None,
+                        on_disk,
+                    };
+                    let layout = identity::layout(&oobj);
+                    let mut info = dwarf::extract(&oobj, &layout, dwarf_opts, &companions, &mut w);
+                    info.relocate(&moves);
+                    Some(info)
+                })
+                .unwrap_or_default();
+            (info, w)
+        })
+        .collect();
+    let mut info = crate::debuginfo::DebugInfo::default();
+    for (part, w) in parts {
+        info.append(part);
+        warnings.extend(w);
+    }
+    for file in &mut info.files {
+        *file = opts.source_paths.apply(file, warnings);
+    }
+    Some(info)
 }
 
 /// The function symbols: the debug file's full table (else the binary's), and with

@@ -9,6 +9,7 @@ mod cfi_oracle;
 mod cli;
 mod corrupt;
 mod cross_unit;
+mod debug_map;
 mod debugfiles;
 mod debuginfod;
 mod ehabi;
