@@ -107,9 +107,13 @@ const SHAPES: &[Shape] = &[
     plain,
 ];
 
-/// The frame in `line`, if it holds one in a shape this reader knows.
+/// The frame in `line`, if it holds one in a shape this reader knows, of a module a
+/// symbol file can be for (see [`super::pseudo`]).
 pub fn frame(line: &str) -> Option<Frame<'_>> {
-    SHAPES.iter().find_map(|shape| shape(line))
+    let frame = SHAPES.iter().find_map(|shape| shape(line))?;
+    let none = super::pseudo::is_pseudo_module(frame.module)
+        || super::pseudo::is_signal_handler_entry(line);
+    (!none).then_some(frame)
 }
 
 /// What a report says of its modules outside their frames: systemd-coredump lists each

@@ -7,6 +7,7 @@
 
 pub mod input;
 pub mod ondevice;
+mod pseudo;
 pub mod render;
 pub mod run;
 pub mod sources;

@@ -75,13 +75,16 @@ pub fn run(
                 ),
             ));
         }
-        // Apple's `.ips` reports (a JSON header line, then a JSON body) and other
-        // reports that merely start with `{` are no trace: read as text.
-        let one_document = serde_json::from_slice::<serde::de::IgnoredAny>(&doc)
-            .map_err(|e| e.to_string())
-            .err()
-            .is_none_or(|e| !e.starts_with("trailing characters"));
-        if !one_document {
+        // Only a JSON document of the trace's shape (an object with `symbols` or
+        // `threads`) is a trace. Apple's `.ips` reports (a JSON header line, then a JSON
+        // body), a shell prompt such as `{0}% ` and any other text that merely starts
+        // with `{` are read as text.
+        if !trace_shaped(&doc) {
+            if let Some(why) = broken_trace(&doc) {
+                symbolizer.warnings.push(format!(
+                    "the report starts like an on-device stack trace but is not JSON ({why}): read as text"
+                ));
+            }
             let mut pending = blank.into_iter();
             let tally = lines(symbolizer, &mut &doc[..], &mut pending, &mut out, format);
             warn_if_cut(symbolizer, &out);
@@ -107,6 +110,29 @@ pub fn run(
     let tally = lines(symbolizer, report, &mut pending, &mut out, format);
     warn_if_cut(symbolizer, &out);
     tally
+}
+
+/// Whether `doc` is one JSON object with the on-device trace's `symbols` or `threads`.
+fn trace_shaped(doc: &[u8]) -> bool {
+    // The top-level keys only; every value is stepped over, not built.
+    type Keys = std::collections::HashMap<String, serde::de::IgnoredAny>;
+    serde_json::from_slice::<Keys>(doc)
+        .is_ok_and(|keys| keys.contains_key("symbols") || keys.contains_key("threads"))
+}
+
+/// Why `doc`, which names the trace's keys near its start, is no JSON; `None` when it
+/// does not name them or is JSON (of another shape).
+fn broken_trace(doc: &[u8]) -> Option<String> {
+    let head = &doc[..doc.len().min(4096)];
+    let names_keys = [&b"\"symbols\""[..], b"\"threads\""]
+        .iter()
+        .any(|key| head.windows(key.len()).any(|w| w == *key));
+    if !names_keys {
+        return None;
+    }
+    serde_json::from_slice::<serde::de::IgnoredAny>(doc)
+        .err()
+        .map(|e| e.to_string())
 }
 
 fn warn_if_cut(symbolizer: &mut Symbolizer, out: &Bounded<'_>) {
