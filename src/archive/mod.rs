@@ -119,6 +119,21 @@ impl Budget {
         }
     }
 
+    /// This budget, or `cap` if that is less.
+    fn at_most(self, cap: u64) -> Budget {
+        let limit = self.limit.min(cap);
+        Budget {
+            left: AtomicU64::new(limit),
+            limit,
+            spent: AtomicBool::new(false),
+        }
+    }
+
+    /// The bytes spent.
+    fn used(&self) -> u64 {
+        self.limit - self.left.load(Ordering::Relaxed)
+    }
+
     /// Whether it was found too small: the archive is not read further.
     fn spent(&self) -> bool {
         self.spent.load(Ordering::Relaxed)
@@ -135,7 +150,7 @@ impl Budget {
         }
         self.spent.store(true, Ordering::Relaxed);
         Err(io::Error::other(format!(
-            "unpacks to more than {} MiB ({MAX_RATIO} times its size): a decompression bomb? Not read further",
+            "unpacks to more than {} MiB (its budget: {MAX_RATIO} times its size, within its outer archive's): a decompression bomb? Not read further",
             self.limit >> 20
         )))
     }
@@ -205,10 +220,22 @@ impl Unpacking {
     /// of its members, or `None` when nothing could be made of it (told in
     /// [`Unpacking::failures`]).
     pub(crate) fn unpack(&mut self, path: &Path, shown: &Path, kind: Kind) -> Option<PathBuf> {
-        self.unpack_at(path, shown, kind, 1)
+        self.unpack_at(path, shown, kind, 1, u64::MAX)
+            .map(|(dir, _)| dir)
     }
 
-    fn unpack_at(&mut self, path: &Path, shown: &Path, kind: Kind, depth: u8) -> Option<PathBuf> {
+    /// As [`Unpacking::unpack`], `depth` archives down, unpacking to at most `cap`
+    /// bytes: an archive inside another may unpack to what is left of the outer one's
+    /// budget, not to a hundred times its own size again. What it unpacks to, or
+    /// `None`, and the bytes it used.
+    fn unpack_at(
+        &mut self,
+        path: &Path,
+        shown: &Path,
+        kind: Kind,
+        depth: u8,
+        cap: u64,
+    ) -> Option<(PathBuf, u64)> {
         let dir = match self.new_dir() {
             Ok(dir) => dir,
             Err(e) => {
@@ -230,18 +257,23 @@ impl Unpacking {
             warnings: Vec::new(),
             members: &self.members,
         };
+        let (mut used, mut limit) = (0, 0);
         let read = match crate::load::open_nonblocking(path).and_then(Source::new) {
             Ok(source) => {
-                let budget = Budget::for_archive(source.len());
-                match kind {
+                let budget = Budget::for_archive(source.len()).at_most(cap);
+                let read = match kind {
                     Kind::Zip => zip::read(source, &budget, &mut sink, self.threads),
                     Kind::Tar(packing) => tar::read(source, packing, &budget, &mut sink),
                     Kind::Deb => deb::read(source, &budget, &mut sink),
-                }
+                };
+                (used, limit) = (budget.used(), budget.limit);
+                read
             }
             Err(e) => Err(format!("cannot read: {e}")),
         };
         let (nested, warnings) = (sink.nested, sink.warnings);
+        // What the archives inside may unpack to: what is left of this one's budget.
+        let mut left = limit.saturating_sub(used);
         self.warnings
             .extend(warnings.into_iter().map(|w| (shown.to_path_buf(), w)));
         if let Err(why) = read {
@@ -253,11 +285,13 @@ impl Unpacking {
                 shown.display(),
                 member.strip_prefix(&dir).unwrap_or(&member).display()
             ));
-            self.unpack_at(&member, &inner_shown, kind, depth + 1);
+            if let Some((_, spent)) = self.unpack_at(&member, &inner_shown, kind, depth + 1, left) {
+                left = left.saturating_sub(spent);
+            }
             // The archive is read; only its members are dumped.
             let _ = std::fs::remove_file(&member);
         }
-        Some(dir)
+        Some((dir, used))
     }
 
     /// A new directory for one archive's members, under the run's temporary directory.
@@ -566,5 +600,9 @@ mod tests {
         let e = budget.spend(1).unwrap_err();
         assert!(e.to_string().contains("decompression bomb"), "{e}");
         assert_eq!(Budget::for_archive(10 << 20).limit, 1000 << 20);
+        let inner = Budget::for_archive(10 << 20).at_most(5 << 20);
+        assert_eq!(inner.limit, 5 << 20);
+        inner.spend(3 << 20).unwrap();
+        assert_eq!(inner.used(), 3 << 20);
     }
 }

@@ -117,31 +117,35 @@ fn app() -> Vec<u8> {
     std::fs::read(fixtures().join("extra/debuglink/app")).unwrap()
 }
 
-/// A raw deflate stream of `head` and then `zeros` zero bytes, made in little time: one
-/// flushed block of a MiB of zeros (matches only, the window being all zeros) repeated.
-/// The stream is left without its final block when `finish` is false.
-fn deflated_zeros(head: &[u8], zeros: usize, finish: bool) -> Vec<u8> {
+/// A raw deflate stream of `head`, then `zeros` zero bytes, then `tail`, made in little
+/// time: one flushed block of a MiB of zeros (matches only, the window being all zeros)
+/// repeated.
+fn deflated_zeros(head: &[u8], zeros: usize, tail: &[u8]) -> Vec<u8> {
     use flate2::{Compress, Compression, FlushCompress};
+    const MIB: usize = 1 << 20;
+    assert!(zeros >= (64 << 10) + MIB);
     let mut c = Compress::new(Compression::best(), false);
     let mut out = Vec::with_capacity(4 << 20);
     let mut first = head.to_vec();
     first.extend(std::iter::repeat_n(0u8, 64 << 10));
+    out.reserve(first.len() + 1024);
     c.compress_vec(&first, &mut out, FlushCompress::Sync)
         .unwrap();
     let start = out.len();
     let before = c.total_in();
-    c.compress_vec(&vec![0u8; 1 << 20], &mut out, FlushCompress::Sync)
+    c.compress_vec(&vec![0u8; MIB], &mut out, FlushCompress::Sync)
         .unwrap();
-    assert_eq!(c.total_in() - before, 1 << 20);
+    assert_eq!(c.total_in() - before, MIB as u64);
     let block = out[start..].to_vec();
-    for _ in 1..(zeros >> 20) {
+    let rest = zeros - (64 << 10) - MIB;
+    for _ in 0..rest / MIB {
         out.extend_from_slice(&block);
     }
-    if finish {
-        out.reserve(64);
-        c.compress_vec(&[], &mut out, FlushCompress::Finish)
-            .unwrap();
-    }
+    let mut last = vec![0u8; rest % MIB];
+    last.extend_from_slice(tail);
+    out.reserve(last.len() + 1024);
+    c.compress_vec(&last, &mut out, FlushCompress::Finish)
+        .unwrap();
     out
 }
 
@@ -308,9 +312,9 @@ fn a_zip_bomb_stops_at_its_budget_and_the_rest_is_dumped() {
     let bomb = Entry {
         name: b"lib/libbomb.so".to_vec(),
         method: 8,
-        data: deflated_zeros(b"\x7fELF\x02\x01\x01", 1 << 30, true),
+        data: deflated_zeros(b"\x7fELF\x02\x01\x01", 1 << 30, b""),
         crc: 0,
-        size: (1 << 30) + (64 << 10) + 7,
+        size: (1 << 30) + 7,
         zip64: None,
     };
     let archive = work.join("bomb.zip");
@@ -353,7 +357,7 @@ fn a_tar_gz_bomb_stops_at_its_budget() {
     let mut gz = vec![0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3];
     let mut head = tar;
     head.extend(b"\x7fELF\x02\x01\x01");
-    gz.extend(deflated_zeros(&head, 1 << 30, true));
+    gz.extend(deflated_zeros(&head, 1 << 30, b""));
     gz.extend([0u8; 8]);
     let archive = work.join("bomb.tar.gz");
     std::fs::write(&archive, gz).unwrap();
@@ -368,14 +372,64 @@ fn a_tar_gz_bomb_stops_at_its_budget() {
 }
 
 #[test]
+fn an_archive_inside_an_archive_has_what_is_left_of_the_outer_budget() {
+    // inner.zip: a bomb (1 GiB of zeros) and 200 MiB of stored zeros that raise its own
+    // budget to 20 GiB; deflated inside outer.zip to a few hundred KiB, whose budget
+    // (256 MiB) writing inner.zip nearly spends. The bomb stops at what is left.
+    let work = scratch("harc-nested-bomb");
+    let pad = 200usize << 20;
+    let inner = zip_raw(
+        &[
+            Entry {
+                name: b"lib/libbomb.so".to_vec(),
+                method: 8,
+                data: deflated_zeros(b"\x7fELF\x02\x01\x01", 1 << 30, b""),
+                crc: 0,
+                size: (1 << 30) + 7,
+                zip64: None,
+            },
+            Entry::stored(b"res/pad.bin", vec![0u8; pad]),
+        ],
+        &[],
+    );
+    let eocd = inner.len() - 22;
+    let cd_at = u32::from_le_bytes(inner[eocd + 16..eocd + 20].try_into().unwrap()) as usize;
+    let zeros_at = cd_at - pad;
+    assert!(inner[zeros_at..cd_at].iter().all(|&b| b == 0));
+    let outer = zip_raw(
+        &[Entry {
+            name: b"libs/inner.zip".to_vec(),
+            method: 8,
+            data: deflated_zeros(&inner[..zeros_at], pad, &inner[cd_at..]),
+            crc: crc32(&inner),
+            size: inner.len() as u64,
+            zip64: None,
+        }],
+        &[],
+    );
+    drop(inner);
+    assert!(outer.len() < 4 << 20, "{}", outer.len());
+    let archive = work.join("outer.zip");
+    std::fs::write(&archive, outer).unwrap();
+    let run = store_run(&work, &archive);
+    assert!(!run.ok, "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("outer.zip!libs/inner.zip: lib/libbomb.so: unpacks to more than 5"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
 fn overlapping_zip_entries_are_refused() {
     let work = scratch("harc-overlap");
     let kernel = Entry {
         name: b"lib/libk.so".to_vec(),
         method: 8,
-        data: deflated_zeros(b"\x7fELF\x02\x01\x01", 64 << 20, true),
+        data: deflated_zeros(b"\x7fELF\x02\x01\x01", 64 << 20, b""),
         crc: 0,
-        size: (64 << 20) + (64 << 10) + 7,
+        size: (64 << 20) + 7,
         zip64: None,
     };
     // 1,000 names for the same compressed bytes: 64 GiB from a few hundred KiB.
