@@ -108,7 +108,8 @@ const SHAPES: &[Shape] = &[
 ];
 
 /// The frame in `line`, if it holds one in a shape this reader knows, of a module a
-/// symbol file can be for (see [`super::pseudo`]).
+/// symbol file can be for: not a mapping with no file behind it (`[vdso]`,
+/// `/dev/ashmem/…`, `???`), nor an entry of a JVM log's `Signal Handlers:` list.
 pub fn frame(line: &str) -> Option<Frame<'_>> {
     let frame = SHAPES.iter().find_map(|shape| shape(line))?;
     let none = super::pseudo::is_pseudo_module(frame.module)
