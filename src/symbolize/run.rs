@@ -192,48 +192,41 @@ fn lines(
             }
             continue;
         };
-        context.learn(text);
-        let mut frame = input::frame(text);
-        if let Some(f) = &mut frame {
-            context.place(f);
-        }
-        let resolution = match &frame {
-            Some(f) if !out.exhausted() => resolve_line_frame(symbolizer, &context, f),
-            _ => (Vec::new(), false),
+        let mut unit = Unit {
+            symbolizer: &mut *symbolizer,
+            context: &mut context,
+            renderer: &mut renderer,
+            records: &mut records,
+            out: &mut *out,
+            format,
+            number,
         };
-        out.symbols = symbolizer.symbol_bytes;
-        let (frames, unverified) = resolution;
-        match format {
-            Format::Text => {
-                if frame.is_none() {
-                    out.write_all(&line)?;
-                    continue;
+        // rsyslog writes a message's newlines as `#012`: a whole backtrace arrives as
+        // one line, each of its frames a segment, each followed by what it resolves to.
+        let rendered = match text.contains(ESCAPED_NEWLINE) {
+            false => unit.segment(text)?,
+            true => {
+                let mut joined = String::new();
+                let mut changed = false;
+                for (i, segment) in text.split(ESCAPED_NEWLINE).enumerate() {
+                    if i > 0 {
+                        joined.push('\n');
+                    }
+                    match unit.segment(segment)? {
+                        Some(shown) => {
+                            changed |= shown != segment;
+                            joined.push_str(&shown);
+                        }
+                        None => joined.push_str(segment),
+                    }
                 }
-                let rendered = renderer.line(text, frame.as_ref(), &frames);
-                if rendered == text {
-                    out.write_all(&line)?;
-                } else {
-                    out.write_lines(&rendered, ending, &line)?;
-                }
+                changed.then_some(joined)
             }
-            Format::Json => {
-                if let Some(f) = &frame {
-                    renderer.line(text, Some(f), &frames);
-                    let build_id = f.build_id.or_else(|| context.build_id(f.module));
-                    let record = Record {
-                        line: Some(number),
-                        thread: None,
-                        frame: None,
-                        pc: None,
-                        module: Some(f.module),
-                        build_id,
-                        offset: Some(f.offset),
-                        return_address: f.pc == Pc::Return,
-                        unverified,
-                        frames: &frames,
-                    };
-                    records.push(out, &record)?;
-                }
+        };
+        if format == Format::Text {
+            match rendered.filter(|r| r != text) {
+                Some(r) => out.write_lines(&r, ending, &line)?,
+                None => out.write_all(&line)?,
             }
         }
     }
@@ -247,6 +240,58 @@ fn lines(
         ));
     }
     Ok(renderer.tally)
+}
+
+/// How rsyslog (and syslog daemons after it) escape a newline inside a message.
+const ESCAPED_NEWLINE: &str = "#012";
+
+/// What one line (or one `#012`-separated segment of it) is looked up and told with.
+struct Unit<'u, 'o> {
+    symbolizer: &'u mut Symbolizer,
+    context: &'u mut Context,
+    renderer: &'u mut Renderer,
+    records: &'u mut JsonLines,
+    out: &'u mut Bounded<'o>,
+    format: Format,
+    number: u64,
+}
+
+impl Unit<'_, '_> {
+    /// The frame in `text`, if any, resolved and told (a JSON record); the text as
+    /// rendered, `None` when it holds no frame.
+    fn segment(&mut self, text: &str) -> io::Result<Option<String>> {
+        self.context.learn(text);
+        let mut frame = input::frame(text);
+        if let Some(f) = &mut frame {
+            self.context.place(f);
+        }
+        let Some(f) = frame else {
+            return Ok(None);
+        };
+        let (frames, unverified) = match self.out.exhausted() {
+            false => resolve_line_frame(self.symbolizer, self.context, &f),
+            true => (Vec::new(), false),
+        };
+        self.out.symbols = self.symbolizer.symbol_bytes;
+        let rendered = self.renderer.line(text, Some(&f), &frames);
+        if self.format == Format::Json {
+            let build_id = f.build_id.or_else(|| self.context.build_id(f.module));
+            let record = Record {
+                line: Some(self.number),
+                thread: None,
+                frame: None,
+                pc: None,
+                module: Some(f.module),
+                build_id,
+                offset: Some(f.offset),
+                return_address: f.pc == Pc::Return,
+                unverified,
+                frames: &frames,
+            };
+            self.records.push(self.out, &record)?;
+        }
+        Ok(Some(rendered))
+    }
 }
 
 /// What [`read_line`] read.

@@ -863,7 +863,8 @@ fn a_thumb_backtrace_resolves_as_llvm_symbolizer_reads_it() {
 /// tombstones (`[vdso]`, `/dev/ashmem/dalvik-jit-code-cache (deleted)`, `[anon:…]`,
 /// `/memfd:jit-cache`), macOS crash reports (`???  0x0 0x0 + 0`) and a JVM's
 /// `hs_err_pid*.log` (its `Signal Handlers:` list): none is a frame, and android.txt's
-/// `/dev/ashmem` frame no longer counts.
+/// `/dev/ashmem` frame no longer counts. `syslog.txt` is glibc's abort report as rsyslog
+/// logs it, its newlines written `#012`: three frames on one line.
 const FIELD: &[(&str, u64)] = &[
     ("android.txt", 9),
     ("apple.txt", 3),
@@ -879,6 +880,7 @@ const FIELD: &[(&str, u64)] = &[
     ("sanitizers.txt", 6),
     ("stackwalk-machine.txt", 2),
     ("stackwalk.txt", 2),
+    ("syslog.txt", 3),
     ("tsan.txt", 9),
     ("xorg.txt", 4),
 ];
@@ -1246,4 +1248,52 @@ fn a_text_starting_with_a_brace_is_text() {
         );
         assert!(!err.contains("on-device"), "{err}");
     }
+}
+
+/// rsyslog writes a message's newlines as `#012`, so a program's whole
+/// `backtrace_symbols` output arrives as one line (seen in syslog excerpts of glibc's
+/// `*** Error in` aborts on public trackers). The non-PIE backtrace above, joined so:
+/// every frame is found and resolves as llvm-symbolizer reads it; the text output puts
+/// each segment on a line of its own, followed by its frames; with nothing to resolve
+/// from, the line comes back byte for byte.
+#[test]
+fn a_backtrace_logged_on_one_line_by_syslog() {
+    let dir = fixtures().join("symbolize/backtrace");
+    let oracle = backtrace_oracle(&dir);
+    let report = std::fs::read_to_string(dir.join("report.txt")).unwrap();
+    let joined = format!(
+        "Nov 28 10:00:00 host nopie[4242]: backtrace:#012{}\n",
+        report.trim_end().replace('\n', "#012")
+    );
+    let work = scratch("symbolize-syslog");
+    let path = work.join("syslog.txt");
+    std::fs::write(&path, &joined).unwrap();
+    let run = |cwd: &Path, args: &[&str]| {
+        let o = dumpsyms_command()
+            .current_dir(cwd)
+            .args(["symbolize", "--no-debuginfod"])
+            .args(args)
+            .arg(&path)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        (o.stdout, String::from_utf8(o.stderr).unwrap())
+    };
+    let (json, _) = run(&dir, &["--json"]);
+    assert_eq!(json_frames(&json, "./nopie"), oracle);
+    let (text, _) = run(&dir, &[]);
+    let text = String::from_utf8(text).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines[0], "Nov 28 10:00:00 host nopie[4242]: backtrace:");
+    assert_eq!(lines[1], "./nopie[0x401180]");
+    assert!(
+        lines[2].starts_with("    dump at ") && lines[2].ends_with("bt.c:7"),
+        "{text}"
+    );
+    assert_eq!(lines[3], "./nopie[0x4011b4]");
+    // Nothing to resolve from: byte for byte, one line; five frames (the sixth segment
+    // is relative to a function, `__libc_start_main+0x85`).
+    let (same, stderr) = run(&work, &["--verified-only"]);
+    assert_eq!(same, joined.as_bytes(), "{stderr}");
+    assert!(stderr.contains("0 frame(s) resolved, 5 not"), "{stderr}");
 }
