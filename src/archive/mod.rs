@@ -216,26 +216,17 @@ impl Unpacking {
         }
     }
 
-    /// Unpacks the archive at `path`, of kind `kind`, shown as `shown`; the directory
-    /// of its members, or `None` when nothing could be made of it (told in
-    /// [`Unpacking::failures`]).
-    pub(crate) fn unpack(&mut self, path: &Path, shown: &Path, kind: Kind) -> Option<PathBuf> {
-        self.unpack_at(path, shown, kind, 1, u64::MAX)
-            .map(|(dir, _)| dir)
+    /// Unpacks the archive at `path`, of kind `kind`, shown as `shown`, and those inside
+    /// it: each into a directory of [`Unpacking::unpacked`], its damage in
+    /// [`Unpacking::failures`].
+    pub(crate) fn unpack(&mut self, path: &Path, shown: &Path, kind: Kind) {
+        self.unpack_at(path, shown, kind, 1, u64::MAX);
     }
 
     /// As [`Unpacking::unpack`], `depth` archives down, unpacking to at most `cap`
     /// bytes: an archive inside another may unpack to what is left of the outer one's
-    /// budget, not to a hundred times its own size again. What it unpacks to, or
-    /// `None`, and the bytes it used.
-    fn unpack_at(
-        &mut self,
-        path: &Path,
-        shown: &Path,
-        kind: Kind,
-        depth: u8,
-        cap: u64,
-    ) -> Option<(PathBuf, u64)> {
+    /// budget, not to a hundred times its own size again. The bytes it used.
+    fn unpack_at(&mut self, path: &Path, shown: &Path, kind: Kind, depth: u8, cap: u64) -> u64 {
         let dir = match self.new_dir() {
             Ok(dir) => dir,
             Err(e) => {
@@ -243,7 +234,7 @@ impl Unpacking {
                     shown.to_path_buf(),
                     format!("cannot make a directory to unpack it in the store: {e}"),
                 ));
-                return None;
+                return 0;
             }
         };
         self.unpacked.push(Unpacked {
@@ -285,13 +276,12 @@ impl Unpacking {
                 shown.display(),
                 member.strip_prefix(&dir).unwrap_or(&member).display()
             ));
-            if let Some((_, spent)) = self.unpack_at(&member, &inner_shown, kind, depth + 1, left) {
-                left = left.saturating_sub(spent);
-            }
+            let spent = self.unpack_at(&member, &inner_shown, kind, depth + 1, left);
+            left = left.saturating_sub(spent);
             // The archive is read; only its members are dumped.
             let _ = std::fs::remove_file(&member);
         }
-        Some((dir, used))
+        used
     }
 
     /// A new directory for one archive's members, under the run's temporary directory.

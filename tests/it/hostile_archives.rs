@@ -149,6 +149,9 @@ fn deflated_zeros(head: &[u8], zeros: usize, tail: &[u8]) -> Vec<u8> {
     out
 }
 
+/// The first bytes of a 64-bit little-endian ELF file.
+const ELF_HEAD: &[u8] = b"\x7fELF\x02\x01\x01";
+
 /// One ZIP entry as it is to be written, its sizes and offset free to lie.
 struct Entry {
     name: Vec<u8>,
@@ -161,6 +164,19 @@ struct Entry {
 }
 
 impl Entry {
+    /// An "object file" of `zeros` zero bytes after an ELF magic, deflated, its CRC
+    /// left 0: a bomb is stopped before its end, where the CRC would be checked.
+    fn elf_bomb(name: &[u8], zeros: usize) -> Entry {
+        Entry {
+            name: name.to_vec(),
+            method: 8,
+            data: deflated_zeros(ELF_HEAD, zeros, b""),
+            crc: 0,
+            size: zeros as u64 + ELF_HEAD.len() as u64,
+            zip64: None,
+        }
+    }
+
     fn stored(name: &[u8], data: Vec<u8>) -> Entry {
         Entry {
             name: name.to_vec(),
@@ -309,14 +325,7 @@ fn gzip(data: &[u8]) -> Vec<u8> {
 #[test]
 fn a_zip_bomb_stops_at_its_budget_and_the_rest_is_dumped() {
     let work = scratch("harc-zip-bomb");
-    let bomb = Entry {
-        name: b"lib/libbomb.so".to_vec(),
-        method: 8,
-        data: deflated_zeros(b"\x7fELF\x02\x01\x01", 1 << 30, b""),
-        crc: 0,
-        size: (1 << 30) + 7,
-        zip64: None,
-    };
+    let bomb = Entry::elf_bomb(b"lib/libbomb.so", 1 << 30);
     let archive = work.join("bomb.zip");
     let bytes = zip_raw(&[Entry::stored(b"bin/app", app()), bomb], &[]);
     assert!(bytes.len() < 2 << 20, "{}", bytes.len());
@@ -380,14 +389,7 @@ fn an_archive_inside_an_archive_has_what_is_left_of_the_outer_budget() {
     let pad = 200usize << 20;
     let inner = zip_raw(
         &[
-            Entry {
-                name: b"lib/libbomb.so".to_vec(),
-                method: 8,
-                data: deflated_zeros(b"\x7fELF\x02\x01\x01", 1 << 30, b""),
-                crc: 0,
-                size: (1 << 30) + 7,
-                zip64: None,
-            },
+            Entry::elf_bomb(b"lib/libbomb.so", 1 << 30),
             Entry::stored(b"res/pad.bin", vec![0u8; pad]),
         ],
         &[],
@@ -424,14 +426,7 @@ fn an_archive_inside_an_archive_has_what_is_left_of_the_outer_budget() {
 #[test]
 fn overlapping_zip_entries_are_refused() {
     let work = scratch("harc-overlap");
-    let kernel = Entry {
-        name: b"lib/libk.so".to_vec(),
-        method: 8,
-        data: deflated_zeros(b"\x7fELF\x02\x01\x01", 64 << 20, b""),
-        crc: 0,
-        size: (64 << 20) + 7,
-        zip64: None,
-    };
+    let kernel = Entry::elf_bomb(b"lib/libk.so", 64 << 20);
     // 1,000 names for the same compressed bytes: 64 GiB from a few hundred KiB.
     let names: Vec<(Vec<u8>, usize)> = (0..1000)
         .map(|i| (format!("lib/libk{i}.so").into_bytes(), 0))
