@@ -5,7 +5,10 @@
 //! from; `store` finds each module's symbol file; `symfile` reads it once and answers
 //! lookups; [`Symbolizer`] ties them together, loading each module's file once.
 
+mod emit;
 pub mod input;
+mod ips;
+mod maps;
 pub mod ondevice;
 mod pseudo;
 pub mod render;
@@ -46,6 +49,9 @@ pub struct Resolved {
     pub line: Option<u32>,
     /// An inlined call (every frame of an address but its last).
     pub inlined: bool,
+    /// From the function's start to the address looked up (for a return address, the
+    /// byte before it), for the outermost frame; None for an inlined call.
+    pub offset: Option<u64>,
 }
 
 /// Where a report's module was looked for and what became of it.
@@ -63,6 +69,10 @@ pub enum Outcome {
     NoSymbol,
     /// No symbol file for the module.
     NoModule,
+    /// An absolute address that nothing places in its module: the report lists no
+    /// module map, and the module is not a position-dependent executable at hand. Not
+    /// a frame that can be counted.
+    Unplaced,
 }
 
 /// A module of a report, once its symbols are found.
@@ -78,6 +88,21 @@ struct Module {
     /// gave no build ID to check it against. Its executable spans (virtual addresses)
     /// bound what it may answer.
     unverified: Option<Arc<Unverified>>,
+    /// Its binary or debug file here is a position-dependent ELF executable: an
+    /// absolute address in it is its virtual address.
+    fixed: bool,
+}
+
+impl Module {
+    /// A module whose symbols are `sym`, laid out as the local file `local` says.
+    fn new(sym: Option<Arc<SymFile<Bytes>>>, local: Option<&sources::Local>) -> Module {
+        Module {
+            sym,
+            load_address: local.map(|l| l.layout.load_address),
+            unverified: None,
+            fixed: local.is_some_and(|l| l.fixed),
+        }
+    }
 }
 
 /// A file found by the name a report gives, with no build ID to check it by: a local
@@ -121,6 +146,7 @@ enum Warned {
     Unverified,
     Refused,
     OutsideCode,
+    Unplaced,
     DeepInlines,
     LargeBody,
     LongNames,
@@ -152,6 +178,7 @@ fn printable(frames: Vec<symfile::Frame<'_>>) -> (Vec<Resolved>, bool) {
             file: file.map(std::borrow::Cow::into_owned),
             line: f.line,
             inlined: f.inlined,
+            offset: f.offset,
         });
     }
     (out, cut)
@@ -189,12 +216,28 @@ impl Symbolizer {
         pc: Pc,
     ) -> Outcome {
         let found = self.module(Wanted { module, build_id });
+        let name = module.or(build_id).unwrap_or("?");
+        let base = match base {
+            Base::Absolute if found.fixed => Base::Vaddr,
+            Base::Absolute => {
+                self.warn_once(Warned::Unplaced, name, || {
+                    format!(
+                        "absolute addresses ({offset:#x}), which the report's own module \
+                         map does not place and which are the module's own addresses only \
+                         in a position-dependent executable, whose binary is not here \
+                         (--debug-dir): not resolved"
+                    )
+                });
+                return Outcome::Unplaced;
+            }
+            other => other,
+        };
         let Some(sym) = found.sym.clone() else {
             return Outcome::NoModule;
         };
         let addr = match base {
             Base::Load => Some(offset),
-            Base::Vaddr => offset.checked_sub(found.load_address.unwrap_or(0)),
+            Base::Vaddr | Base::Absolute => offset.checked_sub(found.load_address.unwrap_or(0)),
         };
         // 32-bit ARM addresses may carry the Thumb bit: the instruction is at the even
         // address (and a return address less one must land inside the call, not on
@@ -213,7 +256,6 @@ impl Symbolizer {
         let Some(addr) = addr else {
             return Outcome::NoSymbol;
         };
-        let name = module.or(build_id).unwrap_or("?");
         if base == Base::Vaddr
             && found.load_address.is_none()
             && addr >= sym.end().saturating_add(PAST_THE_END)
@@ -339,26 +381,14 @@ impl Symbolizer {
                 // The symbol file does not say where the module was linked to load:
                 // its binary or debug file does, when one is here.
                 let local = self.sources.local_object(want);
-                Module {
-                    sym,
-                    load_address: local
-                        .as_deref()
-                        .and_then(sources::layout)
-                        .map(|l| l.load_address),
-                    unverified: None,
-                }
+                Module::new(sym, local.as_deref().and_then(sources::layout).as_ref())
             }
             Source::Object(path) if want.build_id.is_none() => self.unverified(want, path),
-            Source::Object(path) => Module {
-                sym: self.loaded_or(&path, Self::dump),
-                load_address: sources::layout(&path).map(|l| l.load_address),
-                unverified: None,
-            },
-            Source::Missing => Module {
-                sym: None,
-                load_address: None,
-                unverified: None,
-            },
+            Source::Object(path) => {
+                let sym = self.loaded_or(&path, Self::dump);
+                Module::new(sym, sources::layout(&path).as_ref())
+            }
+            Source::Missing => Module::new(None, None),
         };
         self.modules.insert(key, found.clone());
         found
@@ -371,14 +401,19 @@ impl Symbolizer {
         if let Some(refused) = self.refused(want, &path) {
             return refused;
         }
-        let layout = sources::layout(&path);
+        let local = sources::layout(&path);
+        let sym = self.loaded_or(&path, Self::dump);
         Module {
-            sym: self.loaded_or(&path, Self::dump),
-            load_address: layout.as_ref().map(|l| l.load_address),
             unverified: Some(Arc::new(Unverified {
-                code: Some(layout.map_or_else(Vec::new, |l| l.code_spans).into()),
+                code: Some(
+                    local
+                        .as_ref()
+                        .map_or_else(Vec::new, |l| l.layout.code_spans.clone())
+                        .into(),
+                ),
                 path,
             })),
+            ..Module::new(sym, local.as_ref())
         }
     }
 
@@ -390,13 +425,10 @@ impl Symbolizer {
             return refused;
         }
         let local = self.sources.local_object(want);
+        let sym = self.loaded_or(&path, Self::load);
         Module {
-            sym: self.loaded_or(&path, Self::load),
-            load_address: local
-                .as_deref()
-                .and_then(sources::layout)
-                .map(|l| l.load_address),
             unverified: Some(Arc::new(Unverified { code: None, path })),
+            ..Module::new(sym, local.as_deref().and_then(sources::layout).as_ref())
         }
     }
 
@@ -413,11 +445,7 @@ impl Symbolizer {
                  by name alone: not resolved"
             )
         });
-        Some(Module {
-            sym: None,
-            load_address: None,
-            unverified: None,
-        })
+        Some(Module::new(None, None))
     }
 
     fn loaded_or(
@@ -539,6 +567,7 @@ mod tests {
             file: Some("a.c".into()),
             line: Some(7),
             inlined: false,
+            offset: Some(0),
         };
         let r = |s: &mut Symbolizer, off, pc| {
             s.resolve(Some("/bin/app"), build_id, off, Base::Load, pc)
@@ -554,7 +583,10 @@ mod tests {
         assert_eq!(
             r(&mut s, 0x1010, Pc::Return),
             Outcome::Frames {
-                frames: vec![f],
+                frames: vec![Resolved {
+                    offset: Some(0xf),
+                    ..f
+                }],
                 unverified: false
             }
         );

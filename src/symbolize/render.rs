@@ -157,6 +157,7 @@ mod tests {
             file: Some(file.into()),
             line: Some(line),
             inlined: false,
+            offset: None,
         }
     }
 
@@ -227,6 +228,7 @@ mod tests {
                 file: None,
                 line: None,
                 inlined: false,
+                offset: None,
             },
         ];
         let mut r = Renderer::default();

@@ -6,11 +6,13 @@
 //! was read (the report and the symbol files) plus [`OUTPUT_SLACK`]; past that, frames
 //! are left as the report has them.
 
-use std::io::{self, BufRead, Read, Write};
+use std::io::{self, BufRead, Read, Seek, Write};
 
-use super::input::{self, Context, Pc};
+use super::emit::{Bounded, JsonLines, Record};
+use super::input::{self, Base, Context, Pc};
+use super::maps::ModuleMap;
 use super::render::{Renderer, Tally};
-use super::{Outcome, Resolved, Symbolizer, ondevice};
+use super::{Outcome, Resolved, Symbolizer, ips, ondevice};
 
 /// How a run writes its answer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -44,13 +46,7 @@ pub fn run(
     out: &mut dyn Write,
     format: Format,
 ) -> io::Result<Tally> {
-    let mut out = Bounded {
-        out,
-        written: 0,
-        read: 0,
-        symbols: 0,
-        cut: false,
-    };
+    let mut out = Bounded::new(out);
     // Leading blank lines are kept in text mode.
     let mut first = Vec::new();
     let mut blank = Vec::new();
@@ -80,6 +76,12 @@ pub fn run(
         // body), a shell prompt such as `{0}% ` and any other text that merely starts
         // with `{` are read as text.
         if !trace_shaped(&doc) {
+            if let Some(ips) = ips::parse(&doc) {
+                out.read = doc.len() as u64;
+                let tally = ips::run(symbolizer, ips, &doc, &mut out, format);
+                warn_if_cut(symbolizer, &out);
+                return tally;
+            }
             if let Some(why) = broken_trace(&doc) {
                 symbolizer.warnings.push(format!(
                     "the report starts like an on-device stack trace but is not JSON ({why}): read as text"
@@ -147,6 +149,12 @@ fn warn_if_cut(symbolizer: &mut Symbolizer, out: &Bounded<'_>) {
 }
 
 /// A report read line by line; `pending` holds the lines already read.
+///
+/// Lines stream through as they are read until one holds an absolute address that
+/// the module map read so far does not place: the map may come after the frames (as
+/// glibc, Apple, Wine and the stackwalkers print it), so from that line on the report is
+/// held (in memory, then in a temporary file) and its map read to the end before the
+/// held lines are resolved.
 fn lines(
     symbolizer: &mut Symbolizer,
     report: &mut dyn BufRead,
@@ -154,92 +162,193 @@ fn lines(
     out: &mut Bounded<'_>,
     format: Format,
 ) -> io::Result<Tally> {
-    let mut renderer = Renderer::default();
-    let mut context = Context::default();
-    // Streamed, a record per line, so that a report of any length takes no more
-    // memory than one.
-    let mut records = JsonLines::default();
-    let mut number = 0u64;
-    let mut line = Vec::new();
-    let mut long_lines = 0u64;
-    loop {
-        line.clear();
-        let read = match pending.next() {
-            Some(l) => {
-                line = l;
-                Line::Whole
-            }
-            None => read_line(report, &mut line)?,
-        };
-        number += 1;
-        out.read += line.len() as u64;
-        match read {
-            Line::End => break,
-            Line::Long => {
-                long_lines += 1;
-                let rest = copy_rest_of_line(report, out, format == Format::Text, &line)?;
-                out.read += rest;
-                continue;
-            }
-            Line::Whole => {}
-        }
-        let (bytes, ending) = split_ending(&line);
-        // A line that is not UTF-8 is no frame of a known format: written back as it
-        // came, byte for byte.
-        let Ok(text) = std::str::from_utf8(bytes) else {
-            if format == Format::Text {
-                out.write_all(&line)?;
-            }
-            continue;
-        };
-        let mut unit = Unit {
-            symbolizer: &mut *symbolizer,
-            context: &mut context,
-            renderer: &mut renderer,
-            records: &mut records,
-            out: &mut *out,
+    let mut state = Lines::default();
+    let held = state.stream(symbolizer, report, pending, out, format, true)?;
+    if let Some(first) = held {
+        let mut spool = hold(report, &first, &mut state.map)?;
+        spool.seek(io::SeekFrom::Start(0))?;
+        let mut spool = io::BufReader::new(spool);
+        state.stream(
+            symbolizer,
+            &mut spool,
+            &mut std::iter::empty(),
+            out,
             format,
-            number,
-        };
-        // rsyslog writes a message's newlines as `#012`: a whole backtrace arrives as
-        // one line, each of its frames a segment, each followed by what it resolves to.
-        let rendered = match text.contains(ESCAPED_NEWLINE) {
-            false => unit.segment(text)?,
-            true => {
-                let mut joined = String::new();
-                let mut changed = false;
-                for (i, segment) in text.split(ESCAPED_NEWLINE).enumerate() {
-                    if i > 0 {
-                        joined.push('\n');
-                    }
-                    match unit.segment(segment)? {
-                        Some(shown) => {
-                            changed |= shown != segment;
-                            joined.push_str(&shown);
-                        }
-                        None => joined.push_str(segment),
-                    }
-                }
-                changed.then_some(joined)
-            }
-        };
-        if format == Format::Text {
-            match rendered.filter(|r| r != text) {
-                Some(r) => out.write_lines(&r, ending, &line)?,
-                None => out.write_all(&line)?,
-            }
-        }
+            false,
+        )?;
     }
     if format == Format::Json {
-        records.finish(out)?;
+        state.records.finish(out)?;
     }
-    if long_lines > 0 {
+    if state.long_lines > 0 {
         symbolizer.warnings.push(format!(
-            "{long_lines} line(s) longer than {} MiB copied through unread",
+            "{} line(s) longer than {} MiB copied through unread",
+            state.long_lines,
             MAX_LINE >> 20
         ));
     }
-    Ok(renderer.tally)
+    Ok(state.renderer.tally)
+}
+
+/// How much of a held report stays in memory before it goes to a temporary file.
+const HELD_IN_MEMORY: usize = 8 << 20;
+
+/// Holds the rest of the report, from `first` on, learning its module map.
+fn hold(
+    report: &mut dyn BufRead,
+    first: &[u8],
+    map: &mut ModuleMap,
+) -> io::Result<tempfile::SpooledTempFile> {
+    let mut spool = tempfile::SpooledTempFile::new(HELD_IN_MEMORY);
+    spool.write_all(first)?;
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        match read_line(report, &mut line)? {
+            Line::End => return Ok(spool),
+            Line::Long => {
+                copy_rest_of_line(report, &mut spool, true, &line)?;
+            }
+            Line::Whole => {
+                if let Ok(text) = std::str::from_utf8(split_ending(&line).0) {
+                    learn_map(map, text);
+                }
+                spool.write_all(&line)?;
+            }
+        }
+    }
+}
+
+/// Learns the module-map entries of `text`, each `#012` segment of it.
+fn learn_map(map: &mut ModuleMap, text: &str) {
+    text.split(ESCAPED_NEWLINE).for_each(|s| map.learn(s));
+}
+
+/// What a text report's reading keeps from line to line.
+#[derive(Default)]
+struct Lines {
+    renderer: Renderer,
+    context: Context,
+    map: ModuleMap,
+    /// Streamed, a record per line, so that a report of any length takes no more
+    /// memory than one.
+    records: JsonLines,
+    number: u64,
+    long_lines: u64,
+}
+
+impl Lines {
+    /// Reads, resolves and writes lines until the report ends (None) or, when `may_hold`,
+    /// until a line holds an absolute address that the map read so far does not place:
+    /// that line is returned unwritten.
+    fn stream(
+        &mut self,
+        symbolizer: &mut Symbolizer,
+        report: &mut dyn BufRead,
+        pending: &mut dyn Iterator<Item = Vec<u8>>,
+        out: &mut Bounded<'_>,
+        format: Format,
+        may_hold: bool,
+    ) -> io::Result<Option<Vec<u8>>> {
+        let mut line = Vec::new();
+        loop {
+            line.clear();
+            let read = match pending.next() {
+                Some(l) => {
+                    line = l;
+                    Line::Whole
+                }
+                None => read_line(report, &mut line)?,
+            };
+            match read {
+                Line::End => return Ok(None),
+                Line::Long => {
+                    self.number += 1;
+                    out.read += line.len() as u64;
+                    self.long_lines += 1;
+                    let rest = copy_rest_of_line(report, out, format == Format::Text, &line)?;
+                    out.read += rest;
+                    continue;
+                }
+                Line::Whole => {}
+            }
+            let (bytes, ending) = split_ending(&line);
+            // A line that is not UTF-8 is no frame of a known format: written back as
+            // it came, byte for byte.
+            let Ok(text) = std::str::from_utf8(bytes) else {
+                self.number += 1;
+                out.read += line.len() as u64;
+                if format == Format::Text {
+                    out.write_all(&line)?;
+                }
+                continue;
+            };
+            if may_hold {
+                learn_map(&mut self.map, text);
+                if self.unplaced(text) {
+                    return Ok(Some(line));
+                }
+            }
+            self.number += 1;
+            out.read += line.len() as u64;
+            let rendered = self.line(symbolizer, out, format, text)?;
+            if format == Format::Text {
+                match rendered.filter(|r| r != text) {
+                    Some(r) => out.write_lines(&r, ending, &line)?,
+                    None => out.write_all(&line)?,
+                }
+            }
+        }
+    }
+
+    /// Whether `text` holds a frame of an absolute address that the map does not place.
+    fn unplaced(&self, text: &str) -> bool {
+        text.split(ESCAPED_NEWLINE).any(|segment| {
+            input::frame(segment).is_some_and(|f| {
+                f.base == Base::Absolute && self.map.place(Some(f.module), f.offset).is_none()
+            })
+        })
+    }
+
+    /// One line resolved: as rendered, `None` when it holds no frame.
+    fn line(
+        &mut self,
+        symbolizer: &mut Symbolizer,
+        out: &mut Bounded<'_>,
+        format: Format,
+        text: &str,
+    ) -> io::Result<Option<String>> {
+        let mut unit = Unit {
+            symbolizer,
+            context: &mut self.context,
+            map: &self.map,
+            renderer: &mut self.renderer,
+            records: &mut self.records,
+            out,
+            format,
+            number: self.number,
+        };
+        // rsyslog writes a message's newlines as `#012`: a whole backtrace arrives as
+        // one line, each of its frames a segment, each followed by what it resolves to.
+        if !text.contains(ESCAPED_NEWLINE) {
+            return unit.segment(text);
+        }
+        let mut joined = String::new();
+        let mut changed = false;
+        for (i, segment) in text.split(ESCAPED_NEWLINE).enumerate() {
+            if i > 0 {
+                joined.push('\n');
+            }
+            match unit.segment(segment)? {
+                Some(shown) => {
+                    changed |= shown != segment;
+                    joined.push_str(&shown);
+                }
+                None => joined.push_str(segment),
+            }
+        }
+        Ok(changed.then_some(joined))
+    }
 }
 
 /// How rsyslog (and syslog daemons after it) escape a newline inside a message.
@@ -249,6 +358,7 @@ const ESCAPED_NEWLINE: &str = "#012";
 struct Unit<'u, 'o> {
     symbolizer: &'u mut Symbolizer,
     context: &'u mut Context,
+    map: &'u ModuleMap,
     renderer: &'u mut Renderer,
     records: &'u mut JsonLines,
     out: &'u mut Bounded<'o>,
@@ -265,11 +375,27 @@ impl Unit<'_, '_> {
         if let Some(f) = &mut frame {
             self.context.place(f);
         }
-        let Some(f) = frame else {
+        let Some(mut f) = frame else {
             return Ok(None);
         };
+        // An absolute address placed by the report's own map: the module as the map
+        // names it (its path, where the frame gives a bundle identifier or a bare name)
+        // and the offset from its base.
+        let mut named = None;
+        if f.base == Base::Absolute
+            && let Some(placed) = self.map.place(Some(f.module), f.offset)
+        {
+            f.offset = placed.offset;
+            f.base = Base::Load;
+            f.build_id = f.build_id.or(placed.id);
+            named = Some(placed.name);
+        }
         let (frames, unverified) = match self.out.exhausted() {
-            false => resolve_line_frame(self.symbolizer, self.context, &f),
+            false => match resolve_line_frame(self.symbolizer, self.context, &f, named) {
+                Some(found) => found,
+                // Nothing places it: no frame to count or tell.
+                None => return Ok(None),
+            },
             true => (Vec::new(), false),
         };
         self.out.symbols = self.symbolizer.symbol_bytes;
@@ -350,7 +476,7 @@ fn read_line(report: &mut dyn BufRead, line: &mut Vec<u8>) -> io::Result<Line> {
 /// skips it; the bytes read past `head`.
 fn copy_rest_of_line(
     report: &mut dyn BufRead,
-    out: &mut Bounded<'_>,
+    out: &mut dyn Write,
     copy: bool,
     head: &[u8],
 ) -> io::Result<u64> {
@@ -389,104 +515,22 @@ fn split_ending(line: &[u8]) -> (&[u8], &'static str) {
     }
 }
 
-/// The output, counted against what was read.
-struct Bounded<'a> {
-    out: &'a mut dyn Write,
-    written: u64,
-    read: u64,
-    /// Bytes of the symbol files read so far.
-    symbols: u64,
-    /// Whether the bound was met: frames are no longer resolved.
-    cut: bool,
-}
-
-impl Bounded<'_> {
-    fn bound(&self) -> u64 {
-        OUTPUT_FACTOR
-            .saturating_mul(self.read.saturating_add(self.symbols))
-            .saturating_add(OUTPUT_SLACK)
-    }
-
-    fn exhausted(&self) -> bool {
-        self.cut
-    }
-
-    /// A rendered line, whose lines (split at `\n`) take the original line's ending;
-    /// `original` instead if it would pass the bound.
-    fn write_lines(&mut self, rendered: &str, ending: &str, original: &[u8]) -> io::Result<()> {
-        let extra = rendered.matches('\n').count() * ending.len().saturating_sub(1);
-        if self.would_pass(rendered.len() + extra + ending.len()) {
-            return self.write_all(original);
-        }
-        if ending == "\r\n" {
-            self.write_all(rendered.replace('\n', "\r\n").as_bytes())?;
-        } else {
-            self.write_all(rendered.as_bytes())?;
-        }
-        self.write_all(ending.as_bytes())
-    }
-
-    /// Whether writing `len` more bytes would pass the bound (which then holds from
-    /// here on).
-    fn would_pass(&mut self, len: usize) -> bool {
-        if self.written.saturating_add(len as u64) > self.bound() {
-            self.cut = true;
-        }
-        self.cut
-    }
-}
-
-impl Write for Bounded<'_> {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        let n = self.out.write(buf)?;
-        self.written += n as u64;
-        Ok(n)
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        self.out.flush()
-    }
-}
-
-/// A JSON array written as it grows: `[`, then one compact record per line.
-#[derive(Default)]
-struct JsonLines {
-    started: bool,
-    /// The record being written.
-    buffer: Vec<u8>,
-}
-
-impl JsonLines {
-    /// Writes `record`, unless it would pass the output's bound.
-    fn push(&mut self, out: &mut Bounded<'_>, record: &Record<'_>) -> io::Result<()> {
-        self.buffer.clear();
-        record.write(&mut self.buffer);
-        let text = &self.buffer;
-        if out.would_pass(text.len() + 2) {
-            return Ok(());
-        }
-        out.write_all(if self.started { b",\n" } else { b"[\n" })?;
-        self.started = true;
-        out.write_all(text)
-    }
-
-    fn finish(self, out: &mut Bounded<'_>) -> io::Result<()> {
-        out.write_all(if self.started { b"\n]\n" } else { b"[]\n" })
-    }
-}
-
-/// What a line's frame resolves to, and whether from an unidentified local file.
+/// What a line's frame resolves to, and whether from an unidentified local file; None
+/// for an absolute address that nothing places. `named`: the module's name in the
+/// report's map, looked up rather than the frame's.
 fn resolve_line_frame(
     symbolizer: &mut Symbolizer,
     context: &Context,
     f: &input::Frame<'_>,
-) -> (Vec<Resolved>, bool) {
+    named: Option<&str>,
+) -> Option<(Vec<Resolved>, bool)> {
     // A module named by its build ID alone has no name to look under.
-    let name = (f.build_id != Some(f.module)).then_some(f.module);
+    let name = named.or((f.build_id != Some(f.module)).then_some(f.module));
     let build_id = f.build_id.or_else(|| context.build_id(f.module));
     match symbolizer.resolve(name, build_id, f.offset, f.base, f.pc) {
-        Outcome::Frames { frames, unverified } => (frames, unverified),
-        Outcome::NoSymbol | Outcome::NoModule => (Vec::new(), false),
+        Outcome::Frames { frames, unverified } => Some((frames, unverified)),
+        Outcome::NoSymbol | Outcome::NoModule => Some((Vec::new(), false)),
+        Outcome::Unplaced => None,
     }
 }
 
@@ -575,80 +619,4 @@ fn trace(
         records.finish(out)?;
     }
     Ok(tally)
-}
-
-/// One frame found, as `--json` writes it: the same fields whatever the input (null
-/// where it has none), keys in alphabetical order.
-struct Record<'a> {
-    /// The report's line (text reports).
-    line: Option<u64>,
-    /// The thread and the frame's number in it (on-device traces).
-    thread: Option<usize>,
-    frame: Option<usize>,
-    /// The PC the input gives, where it gives one apart from the module's offset.
-    pc: Option<u64>,
-    module: Option<&'a str>,
-    build_id: Option<&'a str>,
-    offset: Option<u64>,
-    return_address: bool,
-    unverified: bool,
-    frames: &'a [Resolved],
-}
-
-impl Record<'_> {
-    /// Written by hand rather than through a JSON tree: a trace of millions of PCs
-    /// writes as many records.
-    fn write(&self, out: &mut Vec<u8>) {
-        use std::io::Write as _;
-        let string = |out: &mut Vec<u8>, s: Option<&str>| match s {
-            Some(s) => {
-                let _ = serde_json::to_writer(&mut *out, s);
-            }
-            None => out.extend_from_slice(b"null"),
-        };
-        let number = |out: &mut Vec<u8>, n: Option<u64>| match n {
-            Some(n) => {
-                let _ = write!(out, "{n}");
-            }
-            None => out.extend_from_slice(b"null"),
-        };
-        let hex = |out: &mut Vec<u8>, n: Option<u64>| match n {
-            Some(n) => {
-                let _ = write!(out, "\"{n:#x}\"");
-            }
-            None => out.extend_from_slice(b"null"),
-        };
-        out.extend_from_slice(b"{\"build_id\":");
-        string(out, self.build_id);
-        out.extend_from_slice(b",\"frame\":");
-        number(out, self.frame.map(|n| n as u64));
-        out.extend_from_slice(b",\"frames\":[");
-        for (i, f) in self.frames.iter().enumerate() {
-            if i > 0 {
-                out.push(b',');
-            }
-            out.extend_from_slice(b"{\"file\":");
-            string(out, f.file.as_deref());
-            out.extend_from_slice(b",\"function\":");
-            string(out, Some(&f.function));
-            let _ = write!(out, ",\"inlined\":{},\"line\":", f.inlined);
-            number(out, f.line.map(u64::from));
-            out.push(b'}');
-        }
-        out.extend_from_slice(b"],\"line\":");
-        number(out, self.line);
-        out.extend_from_slice(b",\"module\":");
-        string(out, self.module);
-        out.extend_from_slice(b",\"offset\":");
-        hex(out, self.offset);
-        out.extend_from_slice(b",\"pc\":");
-        hex(out, self.pc);
-        let _ = write!(
-            out,
-            ",\"return_address\":{},\"thread\":",
-            self.return_address
-        );
-        number(out, self.thread.map(|n| n as u64));
-        let _ = write!(out, ",\"unverified\":{}}}", self.unverified);
-    }
 }

@@ -6,11 +6,12 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use super::store::{Found, Stores, debug_ids, file_name};
+use super::store::{Found, Stores, debug_ids, file_name, spellings};
 use crate::fetch::Limits;
 use crate::fetch::debuginfod::Debuginfod;
 use crate::fetch::symbols::SymbolServers;
 use crate::load::{Input, Object};
+use object::Object as _;
 
 /// Everything a run may read symbols from.
 #[derive(Debug, Clone, Default)]
@@ -173,8 +174,11 @@ impl Sources {
             .filter(|id| id.len() >= 2 && id.bytes().all(|b| b.is_ascii_hexdigit()))
             .map(str::to_ascii_lowercase);
         for dir in &self.debug_dirs {
-            if let Some(name) = name {
-                candidates.push(dir.join(name));
+            for spelled in name.map(spellings).unwrap_or_default() {
+                // A PDB is no object: the image it was found beside is.
+                if !spelled.ends_with(".pdb") {
+                    candidates.push(dir.join(&*spelled));
+                }
             }
             if let Some(hex) = &hex {
                 candidates.push(crate::locate::build_id_path(dir, hex));
@@ -243,16 +247,32 @@ fn is_object_of(path: &Path, build_id: Option<&str>) -> bool {
     };
     match build_id {
         None => true,
+        // A Mach-O image is named by its UUID where an ELF is by its build ID.
         Some(want) => crate::identity::build_id(&obj)
-            .is_some_and(|have| crate::identity::hex_upper(have).eq_ignore_ascii_case(want)),
+            .map(crate::identity::hex_upper)
+            .or_else(|| crate::identity::mach_uuid(&obj).map(|u| crate::identity::hex_upper(&u)))
+            .is_some_and(|have| have.eq_ignore_ascii_case(want)),
     }
 }
 
-/// The layout of the object file at `path`: its load address (for ELF its first
-/// `PT_LOAD`'s virtual address, what the dumper subtracts from every address it writes)
-/// and its executable sections.
-pub fn layout(path: &Path) -> Option<crate::identity::Layout> {
+/// What a local object file says of where its addresses are.
+pub struct Local {
+    /// Its load address (for ELF its first `PT_LOAD`'s virtual address, what the dumper
+    /// subtracts from every address it writes) and its executable sections.
+    pub layout: crate::identity::Layout,
+    /// A position-dependent ELF executable (`ET_EXEC`): it runs at the addresses it was
+    /// linked at, so an absolute address in it is its own virtual address.
+    pub fixed: bool,
+}
+
+/// The layout of the object file at `path`.
+pub fn layout(path: &Path) -> Option<Local> {
     let input = Input::open(path).ok()?;
     let obj = Object::parse_any(&input).ok()?;
-    Some(crate::identity::layout(&obj))
+    let fixed = obj.file.format() == object::BinaryFormat::Elf
+        && obj.file.kind() == object::ObjectKind::Executable;
+    Some(Local {
+        layout: crate::identity::layout(&obj),
+        fixed,
+    })
 }

@@ -49,12 +49,22 @@ impl Stores {
     pub fn find(&self, module: Option<&str>, build_id: Option<&str>) -> Found {
         let name = module.and_then(file_name);
         let ids = build_id.map(debug_ids).unwrap_or_default();
-        match (name, ids.is_empty()) {
-            (Some(name), false) => self.by_name_and_id(name, &ids),
-            (Some(name), true) => self.by_name(name),
-            (None, false) => self.by_id(&ids),
-            (None, true) => Found::Missing,
+        let Some(name) = name else {
+            return match ids.is_empty() {
+                false => self.by_id(&ids),
+                true => Found::Missing,
+            };
+        };
+        for spelled in spellings(name) {
+            let found = match ids.is_empty() {
+                false => self.by_name_and_id(&spelled, &ids),
+                true => self.by_name(&spelled),
+            };
+            if found != Found::Missing {
+                return found;
+            }
         }
+        Found::Missing
     }
 
     fn by_name_and_id(&self, name: &str, ids: &[String]) -> Found {
@@ -134,6 +144,18 @@ impl Stores {
 pub(super) fn file_name(module: &str) -> Option<&str> {
     let leaf = module.rsplit(['/', '\\', '!']).next()?;
     crate::untrusted::path_component(leaf, "module name").ok()
+}
+
+/// The names a module may be stored under: its own, and for a name with no extension
+/// (Wine names PE modules `ntdll`, `game`) its debug file's and its image's.
+pub fn spellings(name: &str) -> Vec<std::borrow::Cow<'_, str>> {
+    let mut names = vec![std::borrow::Cow::Borrowed(name)];
+    if !name.contains('.') {
+        for ext in ["pdb", "exe", "dll"] {
+            names.push(std::borrow::Cow::Owned(format!("{name}.{ext}")));
+        }
+    }
+    names
 }
 
 #[cfg(test)]

@@ -26,6 +26,7 @@ mod shard;
 mod store;
 mod swift;
 mod symbolize;
+mod symbolize_maps;
 mod system_libc;
 mod system_names;
 mod system_sweep;

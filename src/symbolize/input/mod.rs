@@ -28,9 +28,12 @@
 //! - `N: module (0xBASE+0xOFF) [0xADDR]`: the X server's log.
 //! - `<module+0xOFF>`: Dr. Memory.
 //! - `[module +0xOFF]`: Gecko's `MozFormatCodeAddress` (Firefox's debug builds).
+//! - `N 0xPC in module (+0xOFF)`: Wine's backtraces (`wine.rs`).
 //! - `module+0xOFF` alone on a line: the plain form, and the on-device trace's output.
 
 use std::ops::Range;
+
+mod wine;
 
 /// What a frame's offset counts from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -42,6 +45,12 @@ pub enum Base {
     /// The module's load address, as the symbol file counts (plain lines, stackwalkers,
     /// systemd-coredump, Dr. Memory, Gecko, the X server).
     Load,
+    /// No module offset at all: an address in the crashed process (old glibc's
+    /// `./prog[0x401234]`, Apple's `0x7fff6b5a82c2 __pthread_kill + 10`, Wine's
+    /// `0x7b4503f0 in ntdll`). Placed in its module only by a module map in the same
+    /// report, or taken as the module's own virtual address where that is what it is:
+    /// in a position-dependent ELF executable whose binary is at hand.
+    Absolute,
 }
 
 /// Whether a caller frame's address is a return address, still to be moved back into
@@ -103,6 +112,7 @@ const SHAPES: &[Shape] = &[
     dr_memory,
     gecko,
     hotspot,
+    wine::wine,
     backtrace_symbols,
     plain,
 ];
@@ -343,16 +353,23 @@ fn stackwalker_machine(line: &str) -> Option<Frame<'_>> {
 /// `2   Electron Framework    0x000000010b6c9b53 0x10b3a4000 + 3300179`, a frame of
 /// Apple's crash reports for an image with no symbols: the PC, the image's load address
 /// and the offset from it, in decimal; callers' addresses are return addresses.
+///
+/// `2   libsystem_kernel.dylib  0x00007fff6b5a82c2 __pthread_kill + 10`, the frame of
+/// an image with symbols, gives its absolute PC alone ([`Base::Absolute`]), placed by
+/// the report's `Binary Images`.
 fn apple(line: &str) -> Option<Frame<'_>> {
     let (number, rest) = split_word(line)?;
     let number: u64 = number.parse().ok()?;
     let text = rest.trim_end();
     let (head, offset) = text.rsplit_once(" + ")?;
     if offset.is_empty() || offset.len() > 20 || !offset.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
+        return apple_symbolized(line, text, number);
     }
     let offset: u64 = offset.parse().ok()?;
     let (head, base) = head.trim_end().rsplit_once(char::is_whitespace)?;
+    if !base.starts_with("0x") {
+        return apple_symbolized(line, text, number);
+    }
     parse_hex(base.strip_prefix("0x")?)?;
     let (module, pc) = head.trim_end().rsplit_once(char::is_whitespace)?;
     parse_hex(pc.strip_prefix("0x")?)?;
@@ -362,6 +379,38 @@ fn apple(line: &str) -> Option<Frame<'_>> {
     }
     let pc = caller_after_first(Some(number));
     Some(module_frame(line, module, offset, Base::Load, pc))
+}
+
+/// `libsystem_kernel.dylib  0x00007fff6b5a82c2 __pthread_kill + 10` (or `… + 60
+/// (main.m:12)`), the text after an Apple frame's number when the image has symbols:
+/// the module and its absolute PC.
+fn apple_symbolized<'a>(line: &'a str, text: &'a str, number: u64) -> Option<Frame<'a>> {
+    let tail = text
+        .strip_suffix(')')
+        .and_then(|t| t.rsplit_once(" ("))
+        .map_or(text, |(head, _)| head);
+    let (_, offset) = tail.rsplit_once(" + ")?;
+    if offset.is_empty() || offset.len() > 20 || !offset.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    // The PC is the first `0x` word: the module's name may hold spaces, never one.
+    let pc_at = text.match_indices("0x").map(|(i, _)| i).find(|&i| {
+        text[..i].ends_with(char::is_whitespace)
+            && text[i + 2..]
+                .split(char::is_whitespace)
+                .next()
+                .is_some_and(|h| h.len() >= 8 && h.len() <= 16 && is_hex(h))
+    })?;
+    let module = text[..pc_at].trim();
+    let pc = text[pc_at + 2..].split(char::is_whitespace).next()?;
+    let after = text[pc_at + 2 + pc.len()..].trim();
+    // `0x… 0x… + N` is the other shape; `0x… + N` has no symbol.
+    if module.is_empty() || after.starts_with("0x") || after.starts_with('+') {
+        return None;
+    }
+    let pc_value = parse_hex(pc)?;
+    let pc = caller_after_first(Some(number));
+    Some(module_frame(line, module, pc_value, Base::Absolute, pc))
 }
 
 /// `C  [libjvm.so+0xb0c3ad]  VMError::report_and_die()+0x4d`, a native frame of a Java
@@ -418,27 +467,35 @@ fn gecko(line: &str) -> Option<Frame<'_>> {
 }
 
 /// A line of glibc's `backtrace_symbols`, behind any prefix: `./app(+0x1234)
-/// [0x55d1c2b3a234]`, the offset from the module's load bias (an ELF virtual address),
-/// or `./app[0x401180]` and older glibc's `./app() [0x401180]`, printed when no symbol
-/// is known: the address is then the virtual address itself, right for a non-PIE
-/// program. Frames there are return addresses (the first is `backtrace`'s caller's).
-/// `./app(name+0x1d)[…]`, relative to a dynamic symbol, is not read: the symbol file
-/// names functions, not the dynamic symbols' addresses.
+/// [0x55d1c2b3a234]`, the offset from the module's load bias (an ELF virtual address).
+/// `./app[0x401180]`, older glibc's `./app() [0x401180]` (printed when no symbol is
+/// known) and `./app(name+0x1d)[0x…]` (relative to a dynamic symbol, whose address the
+/// symbol file does not give) give only the absolute address: [`Base::Absolute`].
+/// Frames there are return addresses (the first is `backtrace`'s caller's).
 fn backtrace_symbols(line: &str) -> Option<Frame<'_>> {
     let text = line.trim_end();
     let bracket = text.rfind("[0x")?;
     let address = parse_hex(text[bracket + 3..].strip_suffix(']')?)?;
     let head = text[..bracket].trim_end();
-    let (module_end, offset) = match head.strip_suffix(')') {
+    let (module_end, offset, base) = match head.strip_suffix(')') {
         Some(call) => {
             let open = call.rfind('(')?;
-            let offset = match &call[open + 1..] {
-                "" => address,
-                inside => parse_hex(inside.strip_prefix("+0x")?)?,
-            };
-            (open, offset)
+            match &call[open + 1..] {
+                "" => (open, address, Base::Absolute),
+                inside => match inside.strip_prefix("+0x") {
+                    Some(offset) => (open, parse_hex(offset)?, Base::Vaddr),
+                    None => {
+                        let (symbol, offset) = inside.rsplit_once("+0x")?;
+                        parse_hex(offset)?;
+                        if symbol.is_empty() || symbol.contains(char::is_whitespace) {
+                            return None;
+                        }
+                        (open, address, Base::Absolute)
+                    }
+                },
+            }
         }
-        None => (head.len(), address),
+        None => (head.len(), address, Base::Absolute),
     };
     let before = &head[..module_end];
     let module = before
@@ -451,7 +508,7 @@ fn backtrace_symbols(line: &str) -> Option<Frame<'_>> {
         module,
         build_id: None,
         offset,
-        base: Base::Vaddr,
+        base,
         pc: Pc::Return,
         family: Family::Other,
         span: text.len()..text.len(),
@@ -694,300 +751,4 @@ fn parse_hex(text: &str) -> Option<u64> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn found(line: &str) -> (&str, u64, Base, Pc) {
-        let f = frame(line).unwrap_or_else(|| panic!("no frame in {line:?}"));
-        (f.module, f.offset, f.base, f.pc)
-    }
-
-    #[test]
-    fn sanitizer_frames() {
-        let line = "    #1 0x5581f0b5c2a7  (/tmp/uaf+0x1302a7) (BuildId: 0a1b2c3d4e5f6071)";
-        let f = frame(line).unwrap();
-        assert_eq!(f.module, "/tmp/uaf");
-        assert_eq!(f.offset, 0x1302a7);
-        assert_eq!(f.build_id, Some("0a1b2c3d4e5f6071"));
-        assert_eq!(
-            (f.base, f.pc, f.family),
-            (Base::Vaddr, Pc::Exact, Family::Sanitizer)
-        );
-        assert_eq!(&line[f.span], "(/tmp/uaf+0x1302a7)");
-        let no_id = "    #0 0x7f3c (/lib/x86_64-linux-gnu/libc.so.6+0x271c9)";
-        assert_eq!(frame(no_id).unwrap().offset, 0x271c9);
-        // A function name with parentheses of its own, a log prefix, macOS's arch.
-        let f = frame("    #2 0x4f12 in call(void (*)(int), int) (/opt/app+0x4f12)").unwrap();
-        assert_eq!((f.module, f.offset), ("/opt/app", 0x4f12));
-        let logcat = "11-24 12:00:00.123  1234  1234 I wrap.sh : #0 0x7a1b2c3d  \
-                      (/system/lib64/libclang_rt.asan-aarch64-android.so+0x9d1c)";
-        assert_eq!(found(logcat).1, 0x9d1c);
-        let mac = "    #0 0x10272bf1c in main+0x2c (a.out:arm64+0x100003f1c)";
-        assert_eq!(found(mac).0, "a.out");
-        // TSan: no PC, and `<null>` where it knows nothing.
-        let f = frame("    #1 <null> <null> (libtsan.so.0+0x2d1b)").unwrap();
-        assert_eq!((f.module, f.family), ("libtsan.so.0", Family::Other));
-        let f = frame("    #0 Thread1 /tmp/race.c:8:10 (race+0x1290) (BuildId: 0011223344556677)")
-            .unwrap();
-        assert_eq!((f.module, f.build_id), ("race", Some("0011223344556677")));
-    }
-
-    #[test]
-    fn coredump_frames_and_their_build_ids() {
-        let line = "    #3 0x0000555668fbe145 n/a (/tmp/a.out + 0x1145)";
-        assert_eq!(found(line), ("/tmp/a.out", 0x1145, Base::Load, Pc::Return));
-        let first = "#0  0x00007f7b5c828153 __libc_start_main (libc.so.6 + 0x27153)";
-        assert_eq!(found(first).3, Pc::Exact);
-        assert_eq!(
-            frame("#4  0x00007fc768b39153 __libc_start_main (libc.so.6)"),
-            None
-        );
-        let mut c = Context::default();
-        c.learn("                Module libc.so.6 from deb libc6-2.36 with build-id 0123456789abcdef0123");
-        c.learn("Found module /usr/bin/foo with build-id: FEDCBA9876543210");
-        c.learn("Module linux-vdso.so.1 without build-id.");
-        assert_eq!(c.build_id("libc.so.6"), Some("0123456789abcdef0123"));
-        assert_eq!(c.build_id("/usr/bin/foo"), Some("fedcba9876543210"));
-        assert_eq!(c.build_id("linux-vdso.so.1"), None);
-    }
-
-    #[test]
-    fn the_first_frame_of_an_unnumbered_stack_is_exact() {
-        let mut c = Context::default();
-        let lines = [
-            "Native frames: (J=compiled Java code, j=interpreted, Vv=VM code, C=native code)",
-            "C  [libnative.so+0x1e40]  Java_com_example_Native_crash+0x10",
-            "j  com.example.Main.main([Ljava/lang/String;)V+9",
-            "V  [libjvm.so+0x83a7c5]  JavaCalls::call_helper()+0x315",
-        ];
-        let mut pcs = Vec::new();
-        for line in lines {
-            c.learn(line);
-            if let Some(mut f) = frame(line) {
-                c.place(&mut f);
-                pcs.push(f.pc);
-            }
-        }
-        assert_eq!(pcs, [Pc::Exact, Pc::Return]);
-    }
-
-    #[test]
-    fn android_frames() {
-        let line = "      #01 pc 000000000004c7d0  /system/lib64/libc.so (abort+164) \
-                    (BuildId: 0a1b2c3d4e5f60718293a4b5c6d7e8f9)";
-        let f = frame(line).unwrap();
-        assert_eq!(f.module, "/system/lib64/libc.so");
-        assert_eq!((f.offset, f.pc), (0x4c7d0, Pc::Exact));
-        assert_eq!(f.build_id, Some("0a1b2c3d4e5f60718293a4b5c6d7e8f9"));
-        let logcat = "11-24 12:00:00.000  1234  1234 F DEBUG   :       #00 pc 00001234  \
-                      /data/app/lib/arm/libnative.so";
-        assert_eq!(found(logcat).0, "/data/app/lib/arm/libnative.so");
-        let anr = "  native: pc 000000000006ab80  /system/lib64/libc.so (__epoll_pwait+8)";
-        assert_eq!(found(anr).1, 0x6ab80);
-        assert_eq!(found("#00 pc 0x4db10 libc.so ").0, "libc.so");
-        let graphene = "    /system/lib64/libui.so (android::GraphicBuffer::getFlattenedSize() \
-                        const+8, pc 55ee8)";
-        assert_eq!(
-            found(graphene),
-            ("/system/lib64/libui.so", 0x55ee8, Base::Vaddr, Pc::Exact)
-        );
-        let apk = "    /data/app/~~rX1==/x-E9==/base.apk!libmono_64.so (pc a0ccb64)";
-        assert_eq!(found(apk).1, 0xa0ccb64);
-    }
-
-    #[test]
-    fn stackwalker_xorg_dr_memory_and_gecko_frames() {
-        assert_eq!(
-            found(" 0  linux-gate.so + 0x424"),
-            ("linux-gate.so", 0x424, Base::Load, Pc::Exact)
-        );
-        assert_eq!(found(" 12  phantomjs + 0x1adbe28").3, Pc::Return);
-        assert_eq!(frame(" 2  libc.so.6!raise + 0x10b"), None);
-        assert_eq!(
-            found("10  Electron Framework + 0x227900").0,
-            "Electron Framework"
-        );
-        assert_eq!(
-            found("0|1|libxul.so||||0x3a1f8c"),
-            ("libxul.so", 0x3a1f8c, Base::Load, Pc::Return)
-        );
-        assert_eq!(frame("0|1|libxul.so|f|||0x3a1f8c"), None);
-        let apple = "2   Electron Framework            \t0x000000010b6c9b53 0x10b3a4000 + 3300179";
-        assert_eq!(
-            found(apple),
-            ("Electron Framework", 3300179, Base::Load, Pc::Return)
-        );
-        assert_eq!(
-            frame("0   libsystem_kernel.dylib  0x00007fff6b5a82c2 __pthread_kill + 10"),
-            None
-        );
-        let f = frame("V  [libjvm.so+0xb0c3ad]  VMError::report_and_die()+0x4d").unwrap();
-        assert_eq!(
-            (f.module, f.offset, f.family),
-            ("libjvm.so", 0xb0c3ad, Family::Unnumbered)
-        );
-        assert_eq!(
-            found("# C  [ld-linux-x86-64.so.2+0x15de0]").0,
-            "ld-linux-x86-64.so.2"
-        );
-        assert_eq!(frame("C  [+0x40c]  __kernel_rt_sigreturn+0x0"), None);
-        assert_eq!(frame("x = buf[len+0x10];"), None);
-        let x = "[ 42277.724] (EE) 3: /usr/bin/Xorg.bin (0x400000+0xecc48) [0x4ecc48]";
-        assert_eq!(
-            found(x),
-            ("/usr/bin/Xorg.bin", 0xecc48, Base::Load, Pc::Return)
-        );
-        assert_eq!(
-            frame("[ 42277.724] (EE) 0: /usr/bin/Xorg (xorg_backtrace+0x56) [0x593a46]"),
-            None
-        );
-        let drm = "~~Dr.M~~ # 1 MSXML3.dll!?    +0x0      (0x74981270 <MSXML3.dll+0x1270>)";
-        assert_eq!(found(drm), ("MSXML3.dll", 0x1270, Base::Load, Pc::Return));
-        let gecko = "GECKO(1292365) #01: ???[/usr/lib/firefox/libxul.so +0x1234567]";
-        assert_eq!(
-            found(gecko),
-            (
-                "/usr/lib/firefox/libxul.so",
-                0x1234567,
-                Base::Load,
-                Pc::Exact
-            )
-        );
-    }
-
-    #[test]
-    fn backtrace_symbols_and_plain_lines() {
-        let f = frame("./app(+0x1234) [0x55d1c2b3a234]").unwrap();
-        assert_eq!((f.module, f.offset, f.pc), ("./app", 0x1234, Pc::Return));
-        let f = frame("/lib/x86_64-linux-gnu/libc.so.6(+0x2724a)[0x7faa17cef24a]").unwrap();
-        assert_eq!(
-            (f.module, f.offset, f.base),
-            ("/lib/x86_64-linux-gnu/libc.so.6", 0x2724a, Base::Vaddr)
-        );
-        assert_eq!(found("./nopie[0x401180]").1, 0x401180);
-        assert_eq!(found("./old() [0x4005d4]").1, 0x4005d4);
-        assert_eq!(
-            found("2024-01-02 ERROR [bt] ./app(+0x10) [0x5500]").0,
-            "./app"
-        );
-        assert_eq!(frame("./app(main+0x1d)[0x401180]"), None);
-        let f = frame("libfoo.so+0x10").unwrap();
-        assert_eq!(
-            (f.module, f.offset, f.base),
-            ("libfoo.so", 0x10, Base::Load)
-        );
-        let f = frame("4929ac8cb3c174c113cafc7250efe12eee45cd25+0x1f877c").unwrap();
-        assert_eq!(f.build_id, Some("4929ac8cb3c174c113cafc7250efe12eee45cd25"));
-    }
-
-    #[test]
-    fn trailing_blanks_leave_the_token_in_place() {
-        for line in [
-            "    #1 0x5581f0b5c2a7  (/tmp/uaf+0x1302a7)",
-            "    #3 0x0000555668fbe145 n/a (/tmp/a.out + 0x1145)",
-            "      #01 pc 000000000004c7d0  /system/lib64/libc.so (abort+164)",
-            "    /data/app/~~rX1==/x-E9==/base.apk!libmono_64.so (pc a0ccb64)",
-            " 12  phantomjs + 0x1adbe28",
-            " 3  \u{e9}t\u{e9} + 0x2",
-            "0|1|libxul.so||||0x3a1f8c",
-            "2   Electron Framework  0x000000010b6c9b53 0x10b3a4000 + 3300179",
-            "C  [libjvm.so+0xb0c3ad]  VMError::report_and_die()+0x4d",
-            "[ 42277.724] (EE) 3: /usr/bin/Xorg (0x400000+0xecc48) [0x4ecc48]",
-            "./app(+0x1234) [0x55d1c2b3a234]",
-            "x\u{a0}./app(+0x1234) [0x55d1c2b3a234]",
-            "libfoo.so+0x10",
-        ] {
-            let token = &line[frame(line).unwrap().span];
-            for tail in [" ", "\t\r", " \u{a0}"] {
-                let padded = format!("{line}{tail}");
-                let f = frame(&padded).unwrap_or_else(|| panic!("{padded:?}"));
-                assert_eq!(&padded[f.span], token, "{padded:?}");
-            }
-        }
-    }
-
-    #[test]
-    fn other_lines_are_not_frames() {
-        for line in [
-            "",
-            "==1234==ERROR: AddressSanitizer: heap-use-after-free on address 0x6020 at pc \
-             0x55cf14361ed3 bp 0x7ffcf62383d0 sp 0x7ffcf62383c8",
-            "SUMMARY: AddressSanitizer: heap-use-after-free (/tmp/uaf+0xdded2) (BuildId: 00)",
-            "    #0 0x4f1234 in main /src/uaf.c:12:3",
-            "a + 0x10",
-            "name+0x",
-            "name+0x12345678901234567",
-            "#x pc 12 lib.so",
-            "[  123.456]  dump_stack+0x45/0x57",
-            "  kernel: __switch_to+0x8c/0xb4",
-            "RIP: 0010:foo+0x12/0x30 [nvidia]",
-            "00 0000001c`2a0ff6c8 00007ff6`12341234 ntdll!NtWaitForSingleObject+0x14",
-            "ntdll!NtWaitForSingleObject+0x14",
-            "\t/usr/local/go/src/runtime/panic.go:1038 +0x215",
-            "  12: 0x55d1c2b3a1d9 - std::rt::lang_start::{{closure}}::h1234",
-            "[ 11832.552] (EE) 0: /usr/lib/Xorg (?+0x0) [0x5fac95e67c4d]",
-            " 1  XUL!ReceivePort::WaitForMessage(MachReceiveMessage*, unsigned int) \
-             [mach_ipc_mac.mm:951 : 237 + 0xf]",
-            "array[0x10] = 3",
-        ] {
-            assert_eq!(frame(line), None, "{line:?}");
-        }
-    }
-
-    /// Lines of every shape that once cost quadratic time, and random ones over the
-    /// tokens' alphabet, at 256 KiB and 1 MiB: reading a line must grow with its length
-    /// (4 times the bytes within 8 times the time, the best of three runs each; the
-    /// quadratic reader took 16 times as long, 74 s for 1 MiB of `)`).
-    #[test]
-    fn reading_a_line_takes_time_linear_in_its_length() {
-        fn shapes(len: usize) -> Vec<(&'static str, String)> {
-            let repeat = |unit: &str| unit.repeat(len / unit.len());
-            let nested = |open: &str, close: &str| {
-                format!("{}{}", open.repeat(len / 2), close.repeat(len / 2))
-            };
-            // A fixed linear congruential sequence: the same lines on every run.
-            let mut seed = 0x2545_f491_u64;
-            let alphabet = b"()[]<>#+0x pc1a/.:|!";
-            let random: String = (0..len)
-                .map(|_| {
-                    seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
-                    alphabet[(seed >> 33) as usize % alphabet.len()] as char
-                })
-                .collect();
-            vec![
-                ("close", repeat(")")),
-                ("open", repeat("(")),
-                ("nested ()", nested("(", ")")),
-                ("nested []", nested("[", "]")),
-                ("nested <>", nested("<", ">")),
-                ("pc", repeat("pc ")),
-                ("numbered pc", repeat("#1 pc ")),
-                ("tokens", repeat("(a+0x1) ")),
-                ("hashes", repeat("# ")),
-                ("random", random),
-            ]
-        }
-        fn best_of_three(line: &str) -> std::time::Duration {
-            (0..3)
-                .map(|_| {
-                    let started = std::time::Instant::now();
-                    let mut context = Context::default();
-                    context.learn(line);
-                    std::hint::black_box(frame(std::hint::black_box(line)));
-                    started.elapsed()
-                })
-                .min()
-                .unwrap_or_default()
-        }
-        let small = shapes(256 << 10);
-        let large = shapes(1 << 20);
-        for ((name, s), (_, l)) in small.iter().zip(&large) {
-            let (ts, tl) = (best_of_three(s), best_of_three(l));
-            // Linear is 4 times; a 1 MiB line no longer fits the cache a 256 KiB one
-            // fits, which measured 4.3–6 times here. Quadratic is 16. A floor of 2 ms:
-            // below it, the clock's noise is the measure.
-            let allowed = (ts * 8).max(std::time::Duration::from_millis(2));
-            assert!(tl <= allowed, "{name}: 256 KiB {ts:?}, 1 MiB {tl:?}");
-        }
-    }
-}
+mod tests;
