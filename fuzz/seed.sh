@@ -6,7 +6,7 @@ cd "$(dirname "$0")"
 fixtures=../fixtures
 # llvm-objcopy reads Mach-O too; GNU objcopy (binutils) is enough for the ELF seeds.
 objcopy=$(command -v llvm-objcopy || command -v objcopy || true)
-mkdir -p corpus/{dump,unwind_section,dwarf_expression,compact_unwind,link_sections,debug_info_stream,line_program,exidx,pe_unwind,pdb,demangle,demangle_swift,symbol_file,report,report_frames,cabinet,archive_zip,archive_tar,archive_deb}
+mkdir -p corpus/{dump,unwind_section,dwarf_expression,compact_unwind,link_sections,debug_info_stream,line_program,exidx,pe_unwind,pdb,demangle,demangle_swift,symbol_file,report,report_frames,report_maps,report_ips,cabinet,archive_zip,archive_tar,archive_deb}
 
 tmp=$(mktemp)
 out=$(mktemp)
@@ -141,6 +141,14 @@ for f in "$fixtures"/symbolize/*/report.txt "$fixtures"/symbolize/ondevice/trace
     seed="$(basename "$(dirname "$f")")-$(basename "$f")"
     cp "$f" "corpus/report/$seed"
     cp "$f" "corpus/report_frames/$seed"
+done
+# Module maps and absolute frames (every text fixture), and .ips bodies (the target
+# puts the header line before them).
+for f in "$fixtures"/symbolize/*/report.txt "$fixtures"/symbolize/*/crash.txt "$fixtures"/symbolize/field/*.txt; do
+    cp "$f" "corpus/report_maps/$(basename "$(dirname "$f")")-$(basename "$f")"
+done
+for f in "$fixtures"/symbolize/apple/report.ips "$fixtures"/symbolize/field/ips.txt; do
+    tail -n +2 "$f" > "corpus/report_ips/$(basename "$(dirname "$f")")-$(basename "$f")"
 done
 printf '%s\n' '*** *** ***' 'backtrace:' \
     '      #00 pc 000000000004c7d0  /system/lib64/libc.so (abort+164) (BuildId: 0a1b2c3d)' \

@@ -263,6 +263,10 @@ struct SymbolizeArgs {
     /// Do not fetch debug files from the debuginfod servers in DEBUGINFOD_URLS
     #[arg(long = "no-debuginfod")]
     no_debuginfod: bool,
+    /// The firmware ELF (ESP-IDF's app) whose addresses the report's `Backtrace:` lines
+    /// give; checked against the report's `ELF file SHA256:`
+    #[arg(long = "firmware", value_name = "ELF", value_hint = ValueHint::FilePath)]
+    firmware: Option<PathBuf>,
     /// Give up on a symbol server after SECS without progress [default: 10]
     #[arg(long = "server-timeout", value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..))]
     server_timeout: Option<u64>,
@@ -310,6 +314,7 @@ impl SymbolizeArgs {
                 Debuginfod::from_env()
             },
             verified_only: self.verified_only,
+            firmware: self.firmware.clone(),
             network_time: Some(Duration::from_secs(
                 self.server_max_time
                     .unwrap_or(dumpsyms::symbolize::sources::NETWORK_TIME.as_secs()),

@@ -4,7 +4,22 @@
 use std::io::{self, Write};
 
 use super::Resolved;
-use super::run::{OUTPUT_FACTOR, OUTPUT_SLACK};
+
+/// How a run writes its answer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// The report, its frames resolved in place.
+    Text,
+    /// A JSON array: one record per frame found, the same fields for every kind of
+    /// report (docs/GUIDE.md, "Symbolizing crash reports").
+    Json,
+}
+
+/// What is written may be this many times what was read (the report and the symbol
+/// files), plus [`OUTPUT_SLACK`].
+pub const OUTPUT_FACTOR: u64 = 99;
+/// See [`OUTPUT_FACTOR`].
+pub const OUTPUT_SLACK: u64 = 16 << 20;
 
 /// The output, counted against what was read.
 pub(super) struct Bounded<'a> {

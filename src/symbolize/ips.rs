@@ -12,10 +12,9 @@ use std::io::{self, Write};
 
 use serde_json::{Map, Value};
 
-use super::emit::{Bounded, JsonLines, Record};
+use super::emit::{Bounded, Format, JsonLines, Record};
 use super::input::{Base, Pc};
 use super::render::Tally;
-use super::run::Format;
 use super::{Outcome, Resolved, Symbolizer};
 
 /// The largest report read as `.ips`: a crash report is tens of KiB, a hang report's

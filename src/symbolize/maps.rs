@@ -28,7 +28,7 @@ const MAX_MODULES: usize = 65_536;
 
 /// One module as the list gives it.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(super) struct Mapped {
+pub(crate) struct Mapped {
     /// Its path, or its name where the list gives no path.
     pub name: String,
     /// What the report's frames may call it beside its path's file name: Apple's
@@ -44,17 +44,19 @@ pub(super) struct Mapped {
 
 /// The modules a report lists, in the order it lists them.
 #[derive(Default, Debug)]
-pub(super) struct ModuleMap {
+pub(crate) struct ModuleMap {
     modules: Vec<Mapped>,
     by_name: HashMap<String, usize>,
     /// Whether a Wine `Modules:` list has begun: its lines name no address with `0x`.
     wine: bool,
+    /// The firmware's `ELF file SHA256:` an ESP-IDF panic prints after its backtrace.
+    pub firmware_sha256: Option<String>,
 }
 
 /// Where an absolute address falls: the module's name to look its symbols up by, its
 /// build ID if the list gives one, and the offset from its base.
 #[derive(Debug, PartialEq, Eq)]
-pub(super) struct Placed<'a> {
+pub(crate) struct Placed<'a> {
     pub name: &'a str,
     pub id: Option<&'a str>,
     pub offset: u64,
@@ -72,6 +74,10 @@ impl ModuleMap {
         let text = line.trim();
         if text.starts_with("Modules:") {
             self.wine = true;
+            return;
+        }
+        if let Some(sha) = super::input::esp::elf_sha256(text) {
+            self.firmware_sha256 = Some(sha.to_string());
             return;
         }
         let entry = proc_maps(text)

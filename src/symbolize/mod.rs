@@ -6,9 +6,10 @@
 //! lookups; [`Symbolizer`] ties them together, loading each module's file once.
 
 mod emit;
+mod firmware;
 pub mod input;
 mod ips;
-mod maps;
+pub(crate) mod maps;
 pub mod ondevice;
 mod pseudo;
 pub mod render;
@@ -217,6 +218,87 @@ impl Symbolizer {
     ) -> Outcome {
         let found = self.module(Wanted { module, build_id });
         let name = module.or(build_id).unwrap_or("?");
+        self.resolve_in(&found, name, offset, base, pc)
+    }
+
+    /// Whether a firmware was given (`--firmware`), whose addresses ESP-IDF's
+    /// `Backtrace:` lines give.
+    pub fn has_firmware(&self) -> bool {
+        self.sources.firmware.is_some()
+    }
+
+    /// The firmware's path as given, for the records that name it.
+    pub fn firmware_name(&self) -> Option<String> {
+        self.sources
+            .firmware
+            .as_ref()
+            .map(|p| p.display().to_string())
+    }
+
+    /// What `pc`, an absolute address in the firmware given with `--firmware` (an
+    /// ESP-IDF `Backtrace:` PC), resolves to. `sha256`: the report's `ELF file SHA256:`,
+    /// the first digits of the firmware's: a file of other digits is another build and
+    /// answers nothing; with none, the file is a guess, said as such.
+    pub fn resolve_firmware(&mut self, pc: u64, sha256: Option<&str>) -> Outcome {
+        let Some(path) = self.sources.firmware.clone() else {
+            return Outcome::Unplaced;
+        };
+        let name = path.display().to_string();
+        let key = (Some(name.clone()), sha256.map(str::to_ascii_lowercase));
+        let found = match self.modules.get(&key) {
+            Some(m) => m.clone(),
+            None => {
+                let found = match sha256 {
+                    Some(want) => self.firmware_of(&path, &name, want),
+                    None => self.unverified(
+                        Wanted {
+                            module: Some(&name),
+                            build_id: None,
+                        },
+                        path,
+                    ),
+                };
+                self.modules.insert(key, found.clone());
+                found
+            }
+        };
+        self.resolve_in(&found, &name, pc, Base::Absolute, Pc::Exact)
+    }
+
+    /// The firmware at `path`, if its SHA-256 begins with `want` (said once if not).
+    fn firmware_of(&mut self, path: &Path, name: &str, want: &str) -> Module {
+        let have = firmware::sha256_hex(path);
+        match have {
+            Some(have) if have.starts_with(&want.to_ascii_lowercase()) => {
+                let local = sources::layout(path);
+                let sym = self.loaded_or(path, Self::dump);
+                Module::new(sym, local.as_ref())
+            }
+            other => {
+                let have = other.map_or_else(
+                    || "unreadable".to_string(),
+                    |h| format!("{}…", &h[..want.len().min(h.len())]),
+                );
+                self.warn_once(Warned::Refused, name, || {
+                    format!(
+                        "the report's ELF file SHA256 is {want}, this file's {have}: \
+                         another build, not resolved"
+                    )
+                });
+                Module::new(None, None)
+            }
+        }
+    }
+
+    /// What `offset` in the module `found` (called `name` in warnings) resolves to.
+    fn resolve_in(
+        &mut self,
+        found: &Module,
+        name: &str,
+        offset: u64,
+        base: Base,
+        pc: Pc,
+    ) -> Outcome {
         let base = match base {
             Base::Absolute if found.fixed => Base::Vaddr,
             Base::Absolute => {
@@ -271,7 +353,7 @@ impl Symbolizer {
             });
             return Outcome::NoSymbol;
         }
-        if !self.inside_local_code(&found, name, offset, addr) {
+        if !self.inside_local_code(found, name, offset, addr) {
             return Outcome::NoSymbol;
         }
         let (frames, cut) = sym.lookup_within(addr, MAX_INLINE_DEPTH);

@@ -47,6 +47,37 @@ impl Renderer {
         }
     }
 
+    /// `line`, which holds several frames (ESP-IDF's `Backtrace:`), as written out:
+    /// followed by each resolved PC and its frames, `0x400d1234: function at
+    /// file:line`, the inlined calls' after it as llvm-symbolizer writes them.
+    pub fn several(&mut self, line: &str, found: &[(u64, Vec<Resolved>)]) -> String {
+        let mut out = line.to_string();
+        for (pc, frames) in found {
+            if frames.is_empty() {
+                self.tally.unresolved += 1;
+                continue;
+            }
+            self.tally.resolved += 1;
+            let mut head = format!("    {pc:#x}: ");
+            for (j, f) in frames.iter().enumerate() {
+                out.push('\n');
+                out.push_str(&head);
+                if j > 0 {
+                    out.push_str(" (inlined by) ");
+                }
+                let _ = write!(
+                    out,
+                    "{} at {}:{}",
+                    f.function,
+                    f.file.as_deref().unwrap_or("??"),
+                    f.line.unwrap_or(0)
+                );
+                head = " ".repeat(head.len());
+            }
+        }
+        out
+    }
+
     fn sanitizer(
         &mut self,
         line: &str,

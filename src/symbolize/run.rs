@@ -14,15 +14,7 @@ use super::maps::ModuleMap;
 use super::render::{Renderer, Tally};
 use super::{Outcome, Resolved, Symbolizer, ips, ondevice};
 
-/// How a run writes its answer.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Format {
-    /// The report, its frames resolved in place.
-    Text,
-    /// A JSON array: one record per frame found, the same fields for every kind of
-    /// report (docs/GUIDE.md, "Symbolizing crash reports").
-    Json,
-}
+pub use super::emit::{Format, OUTPUT_FACTOR, OUTPUT_SLACK};
 
 /// The longest line read as text: sanitizer lines with long C++ names run to a few KiB,
 /// logcat's are cut at 4 KiB. A longer line is copied through as it is.
@@ -30,12 +22,6 @@ pub const MAX_LINE: usize = 1 << 20;
 
 /// The largest on-device trace read: a device's trace of every thread is a few KiB.
 pub const MAX_TRACE: u64 = 64 << 20;
-
-/// What is written may be this many times what was read (the report and the symbol
-/// files), plus [`OUTPUT_SLACK`].
-pub const OUTPUT_FACTOR: u64 = 99;
-/// See [`OUTPUT_FACTOR`].
-pub const OUTPUT_SLACK: u64 = 16 << 20;
 
 /// Reads the report from `report` and writes it resolved to `out`. A report whose
 /// first character is `{` is the on-device stack-trace JSON; any other is read line
@@ -283,15 +269,20 @@ impl Lines {
                 }
                 continue;
             };
+            // Each segment's frame, found once.
+            let segments: Vec<(&str, Option<input::Frame<'_>>)> = text
+                .split(ESCAPED_NEWLINE)
+                .map(|s| (s, input::frame(s)))
+                .collect();
             if may_hold {
                 learn_map(&mut self.map, text);
-                if self.unplaced(text) {
+                if self.unplaced(&segments) {
                     return Ok(Some(line));
                 }
             }
             self.number += 1;
             out.read += line.len() as u64;
-            let rendered = self.line(symbolizer, out, format, text)?;
+            let rendered = self.line(symbolizer, out, format, text, segments)?;
             if format == Format::Text {
                 match rendered.filter(|r| r != text) {
                     Some(r) => out.write_lines(&r, ending, &line)?,
@@ -301,12 +292,14 @@ impl Lines {
         }
     }
 
-    /// Whether `text` holds a frame of an absolute address that the map does not place.
-    fn unplaced(&self, text: &str) -> bool {
-        text.split(ESCAPED_NEWLINE).any(|segment| {
-            input::frame(segment).is_some_and(|f| {
+    /// Whether `text` holds a frame of an absolute address that the map does not place,
+    /// or an ESP-IDF backtrace before the firmware's SHA-256 (printed after it).
+    fn unplaced(&self, segments: &[(&str, Option<input::Frame<'_>>)]) -> bool {
+        segments.iter().any(|(text, frame)| match frame {
+            Some(f) => {
                 f.base == Base::Absolute && self.map.place(Some(f.module), f.offset).is_none()
-            })
+            }
+            None => self.map.firmware_sha256.is_none() && input::esp::backtrace(text).is_some(),
         })
     }
 
@@ -317,6 +310,7 @@ impl Lines {
         out: &mut Bounded<'_>,
         format: Format,
         text: &str,
+        segments: Vec<(&str, Option<input::Frame<'_>>)>,
     ) -> io::Result<Option<String>> {
         let mut unit = Unit {
             symbolizer,
@@ -330,16 +324,17 @@ impl Lines {
         };
         // rsyslog writes a message's newlines as `#012`: a whole backtrace arrives as
         // one line, each of its frames a segment, each followed by what it resolves to.
-        if !text.contains(ESCAPED_NEWLINE) {
-            return unit.segment(text);
+        if segments.len() == 1 {
+            let (segment, frame) = segments.into_iter().next().unwrap_or((text, None));
+            return unit.segment(segment, frame);
         }
         let mut joined = String::new();
         let mut changed = false;
-        for (i, segment) in text.split(ESCAPED_NEWLINE).enumerate() {
+        for (i, (segment, frame)) in segments.into_iter().enumerate() {
             if i > 0 {
                 joined.push('\n');
             }
-            match unit.segment(segment)? {
+            match unit.segment(segment, frame)? {
                 Some(shown) => {
                     changed |= shown != segment;
                     joined.push_str(&shown);
@@ -369,9 +364,31 @@ struct Unit<'u, 'o> {
 impl Unit<'_, '_> {
     /// The frame in `text`, if any, resolved and told (a JSON record); the text as
     /// rendered, `None` when it holds no frame.
-    fn segment(&mut self, text: &str) -> io::Result<Option<String>> {
+    fn segment(
+        &mut self,
+        text: &str,
+        found: Option<input::Frame<'_>>,
+    ) -> io::Result<Option<String>> {
         self.context.learn(text);
-        let mut frame = input::frame(text);
+        if found.is_none()
+            && let Some(pcs) = input::esp::backtrace(text)
+        {
+            return self.firmware_frames(text, &pcs);
+        }
+        // Windows Error Reporting names the module on one line, its offset on another.
+        let fault = self.context.fault(text).map(|(m, o)| (m.to_string(), o));
+        let mut frame = found.or_else(|| {
+            let (module, offset) = fault.as_ref()?;
+            Some(input::Frame {
+                module,
+                build_id: None,
+                offset: *offset,
+                base: Base::Load,
+                pc: Pc::Exact,
+                family: input::Family::Other,
+                span: text.len()..text.len(),
+            })
+        });
         if let Some(f) = &mut frame {
             self.context.place(f);
         }
@@ -417,6 +434,51 @@ impl Unit<'_, '_> {
             self.records.push(self.out, &record)?;
         }
         Ok(Some(rendered))
+    }
+}
+
+impl Unit<'_, '_> {
+    /// An ESP-IDF `Backtrace:` line's PCs, resolved in the firmware given with
+    /// `--firmware` and told; with none given, the line holds no frame that can be
+    /// placed.
+    fn firmware_frames(
+        &mut self,
+        text: &str,
+        pcs: &[(u64, std::ops::Range<usize>)],
+    ) -> io::Result<Option<String>> {
+        if !self.symbolizer.has_firmware() {
+            return Ok(None);
+        }
+        let sha = self.map.firmware_sha256.as_deref();
+        let firmware = self.symbolizer.firmware_name();
+        let mut found = Vec::with_capacity(pcs.len());
+        for &(pc, _) in pcs {
+            let (frames, unverified) = match self.out.exhausted() {
+                true => (Vec::new(), false),
+                false => match self.symbolizer.resolve_firmware(pc, sha) {
+                    Outcome::Frames { frames, unverified } => (frames, unverified),
+                    _ => (Vec::new(), false),
+                },
+            };
+            self.out.symbols = self.symbolizer.symbol_bytes;
+            if self.format == Format::Json {
+                let record = Record {
+                    line: Some(self.number),
+                    thread: None,
+                    frame: None,
+                    pc: Some(pc),
+                    module: firmware.as_deref(),
+                    build_id: None,
+                    offset: Some(pc),
+                    return_address: false,
+                    unverified,
+                    frames: &frames,
+                };
+                self.records.push(self.out, &record)?;
+            }
+            found.push((pc, frames));
+        }
+        Ok(Some(self.renderer.several(text, &found)))
     }
 }
 

@@ -35,6 +35,8 @@ pub struct Sources {
     pub network_time: Option<Duration>,
     /// The run's time on the network so far.
     pub clock: NetworkClock,
+    /// `--firmware`: the ELF whose addresses an ESP-IDF `Backtrace:` gives.
+    pub firmware: Option<PathBuf>,
 }
 
 /// When a run's first request was sent, and whether its time on the network has been

@@ -874,17 +874,30 @@ fn a_thumb_backtrace_resolves_as_llvm_symbolizer_reads_it() {
 /// say `libc.so.6`; apple.txt's `Binary Images` hold `libsystem_kernel.dylib` (its frame
 /// with a symbol counts) and not `libsystem_pthread.dylib`; `wine.txt` is winedbg's
 /// crash dialog text (as in WineHQ's bugzilla), its last frame placed by `Modules:`.
+///
+/// `crashlytics.txt` is Crashlytics' NDK stack text (as in flutterfire's tracker);
+/// `dart.txt` the Dart VM's crash dump behind logcat's prefix (two frames; its
+/// `Unknown symbol` frame has no module) and a Flutter non-symbolic Dart trace (three);
+/// `windows-error-reporting.txt` the Event Log's Application Error, a `Report.wer`'s
+/// signature and a game's `Game.dll+00F18CB`; `loci.txt` a program's `RIP = 0x…
+/// (opendcdiag+0x61e7f)`, glibc frames inside a log's `[Backtrace N: …]]` and a
+/// stackwalker frame with a note in fullwidth parentheses; `esp32.txt` an ESP-IDF
+/// panic, whose `Backtrace:` PCs count only with the firmware given (`--firmware`).
 const FIELD: &[(&str, u64)] = &[
     ("android.txt", 9),
     ("apple.txt", 4),
     ("coredump.txt", 6),
+    ("crashlytics.txt", 4),
+    ("dart.txt", 5),
     ("drmemory.txt", 4),
+    ("esp32.txt", 0),
     ("gecko.txt", 3),
     ("glibc-detected.txt", 5),
     ("glibc.txt", 4),
     ("graphene.txt", 4),
     ("hotspot.txt", 7),
     ("ips.txt", 1),
+    ("loci.txt", 5),
     ("not-frames.txt", 0),
     ("pseudo-modules.txt", 0),
     ("sanitizers.txt", 6),
@@ -892,6 +905,7 @@ const FIELD: &[(&str, u64)] = &[
     ("stackwalk.txt", 2),
     ("syslog.txt", 3),
     ("tsan.txt", 9),
+    ("windows-error-reporting.txt", 3),
     ("wine.txt", 5),
     ("xorg.txt", 4),
 ];

@@ -282,3 +282,139 @@ fn wine_frames_resolve_by_module_and_rva_or_through_its_modules_list() {
     assert_eq!(doc[2]["offset"], "0x1141");
     assert_eq!(doc[0]["unverified"], true, "found by name alone");
 }
+
+/// GNU addr2line's frames in fixtures/symbolize/esp32/addr2line.txt, per PC.
+fn addr2line_oracle(dir: &Path) -> Vec<Vec<String>> {
+    let text = std::fs::read_to_string(dir.join("addr2line.txt")).unwrap();
+    let mut out: Vec<Vec<String>> = Vec::new();
+    let mut lines = text.lines().peekable();
+    while let Some(line) = lines.next() {
+        if line.starts_with("0x") {
+            out.push(Vec::new());
+            continue;
+        }
+        let place = lines.next().unwrap();
+        let (file, number) = place.rsplit_once(':').unwrap();
+        let file = file.rsplit('/').next().unwrap();
+        out.last_mut()
+            .unwrap()
+            .push(format!("{line} {file}:{number}"));
+    }
+    out
+}
+
+/// ESP-IDF's `Backtrace: 0xPC:0xSP …` gives several absolute PCs on one line, in a
+/// firmware that runs where it was linked: resolved in the ELF given with `--firmware`
+/// when its SHA-256 starts with the report's `ELF file SHA256:`, as addr2line reads
+/// them; another build's file answers nothing; without `--firmware`, no frame.
+#[test]
+fn an_esp_idf_backtrace_resolves_in_the_firmware_it_names() {
+    let dir = fixtures().join("symbolize/esp32");
+    let elf = fixtures().join("symbolize/backtrace/nopie");
+    let report = dir.join("report.txt");
+    let firmware = ["--firmware", elf.to_str().unwrap()];
+    let (json, stderr) = symbolize(&report, &[&["--json"], &firmware[..]].concat());
+    assert_eq!(record_frames(&json), addr2line_oracle(&dir), "{stderr}");
+    let doc: serde_json::Value = serde_json::from_slice(&json).unwrap();
+    assert!(
+        doc.as_array()
+            .unwrap()
+            .iter()
+            .all(|r| r["unverified"] == false)
+    );
+
+    let (text, _) = symbolize(&report, &firmware);
+    let text = String::from_utf8(text).unwrap();
+    let backtrace = text
+        .lines()
+        .position(|l| l.starts_with("Backtrace:"))
+        .unwrap();
+    let next: Vec<&str> = text.lines().skip(backtrace + 1).take(2).collect();
+    assert!(
+        next[0].starts_with("    0x40117f: dump at ") && next[0].ends_with("bt.c:7"),
+        "{text}"
+    );
+    assert!(next[1].starts_with("    0x4011b3: inner at "), "{text}");
+
+    let other = scratch("symbolize-esp-other").join("report.txt");
+    let original = std::fs::read_to_string(&report).unwrap();
+    let sha = original
+        .lines()
+        .find_map(|l| l.strip_prefix("ELF file SHA256: "))
+        .unwrap();
+    std::fs::write(&other, original.replace(sha, "0123456789abcdef")).unwrap();
+    let (json, stderr) = symbolize(&other, &[&["--json"], &firmware[..]].concat());
+    assert!(record_frames(&json).iter().all(Vec::is_empty), "{stderr}");
+    assert!(stderr.contains("another build, not resolved"), "{stderr}");
+
+    let (same, stderr) = symbolize(&report, &[]);
+    assert_eq!(String::from_utf8(same).unwrap(), original);
+    assert!(stderr.contains("0 frame(s) resolved, 0 not"), "{stderr}");
+}
+
+/// The Windows Event Log's Application Error names the module on one line and its
+/// offset on another: resolved as llvm-symbolizer reads the RVA in the PDB.
+#[test]
+fn a_windows_event_logs_fault_offset_resolves_in_its_faulting_module() {
+    let report = scratch("symbolize-wer").join("event.txt");
+    // The Event Log's text of event 1000, as pasted into trackers.
+    std::fs::write(
+        &report,
+        "Log Name:      Application\r\nSource:        Application Error\r\nEvent ID:      1000\r\n\
+         Description:\r\nFaulting application name: app.exe, version: 0.0.0.0, time stamp: 0x66a1b2c3\r\n\
+         Faulting module name: app.exe, version: 0.0.0.0, time stamp: 0x66a1b2c3\r\n\
+         Exception code: 0xc0000005\r\nFault offset: 0x000000000000113e\r\n\
+         Faulting process id: 0x1a2c\r\nFaulting application path: C:\\app\\app.exe\r\n",
+    )
+    .unwrap();
+    let image = fixtures().join("windows/msvc-x86_64");
+    let (json, stderr) = symbolize(&report, &["--json", "--debug-dir", image.to_str().unwrap()]);
+    assert_eq!(record_frames(&json), vec![pdb_oracle("113e")], "{stderr}");
+}
+
+/// A Flutter app's non-symbolic Dart trace gives `virt`, the ELF address in its AOT
+/// snapshot `libapp.so`, which the trace's `build_id:` identifies. A library built here
+/// stands in for the snapshot (a Dart toolchain is not here): resolved as
+/// llvm-symbolizer reads the same address.
+#[test]
+fn a_flutter_dart_trace_resolves_in_libapp_by_its_build_id() {
+    let maps = fixtures().join("symbolize/maps");
+    let dir = scratch("symbolize-dart");
+    std::fs::copy(maps.join("libbt.so"), dir.join("libapp.so")).unwrap();
+    let dumped = dumpsyms_command()
+        .arg(maps.join("libbt.so"))
+        .output()
+        .unwrap();
+    let dumped = String::from_utf8(dumped.stdout).unwrap();
+    let id = dumped
+        .lines()
+        .find_map(|l| l.strip_prefix("INFO CODE_ID "))
+        .unwrap()
+        .to_ascii_lowercase();
+    let (module, oracle) = &maps_oracle(&maps)[0];
+    assert_eq!(module, "libbt.so");
+    let report = dir.join("trace.txt");
+    std::fs::write(
+        &report,
+        format!(
+            "*** *** *** *** *** *** *** *** *** *** *** *** *** *** *** ***\n\
+             pid: 1234, tid: 5678, name io.flutter.1.ui\n\
+             os: android arch: arm64 comp: yes sim: no\n\
+             build_id: '{id}'\n\
+             isolate_dso_base: 7a3cf74000, vm_dso_base: 7a3cf74000\n\
+             isolate_instructions: 7a3cf75000, vm_instructions: 7a3cf75000\n    \
+             #00 abs 0000007a3cf7516c virt 000000000000116c _kDartIsolateSnapshotInstructions+0x16c\n    \
+             #01 abs 0000007a3cf7516d virt 000000000000116d _kDartIsolateSnapshotInstructions+0x16d\n"
+        ),
+    )
+    .unwrap();
+    let (json, stderr) = symbolize(&report, &["--json", "--debug-dir", dir.to_str().unwrap()]);
+    assert_eq!(
+        record_frames(&json),
+        vec![oracle.clone(), oracle.clone()],
+        "{stderr}"
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&json).unwrap();
+    assert_eq!(doc[0]["build_id"], id.as_str());
+    assert_eq!(doc[1]["unverified"], false, "identified by its build ID");
+}

@@ -29,10 +29,16 @@
 //! - `<module+0xOFF>`: Dr. Memory.
 //! - `[module +0xOFF]`: Gecko's `MozFormatCodeAddress` (Firefox's debug builds).
 //! - `N 0xPC in module (+0xOFF)`: Wine's backtraces (`wine.rs`).
+//! - `pc 0x… fp 0x… module+0xOFF`: the Dart VM's crash dump; `#NN abs … virt …`:
+//!   Flutter's non-symbolic Dart traces; `0xADDR (module+0xOFF)`: a program's own crash
+//!   locus; `Game.dll+00F18CB`: Windows games' crash logs; `Faulting module name:` then
+//!   `Fault offset:`: the Windows Event Log and Error Reporting (`logged.rs`).
 //! - `module+0xOFF` alone on a line: the plain form, and the on-device trace's output.
 
 use std::ops::Range;
 
+pub mod esp;
+mod logged;
 mod wine;
 
 /// What a frame's offset counts from.
@@ -103,6 +109,8 @@ type Shape = for<'a> fn(&'a str) -> Option<Frame<'a>>;
 const SHAPES: &[Shape] = &[
     sanitizer,
     coredump,
+    logged::dart_vm,
+    logged::dart_nonsymbolic,
     android,
     graphene,
     stackwalker,
@@ -114,7 +122,9 @@ const SHAPES: &[Shape] = &[
     hotspot,
     wine::wine,
     backtrace_symbols,
+    logged::address_then_token,
     plain,
+    logged::bare_offset,
 ];
 
 /// The frame in `line`, if it holds one in a shape this reader knows, of a module a
@@ -136,6 +146,11 @@ pub struct Context {
     /// Whether the last line that was no frame began a stack: the next unnumbered
     /// frame is its first.
     stack_starts: bool,
+    /// The faulting module a Windows Error Reporting text named last.
+    faulting: Option<String>,
+    /// The `Sig[N]` numbers of a `Report.wer`'s faulting module and its offset.
+    wer_module: Option<String>,
+    wer_offset: Option<String>,
 }
 
 /// How many modules' build IDs a report may name: a process maps a few hundred.
@@ -153,10 +168,58 @@ impl Context {
     /// Learns what `line` says, if anything: a module's build ID, or that a stack of
     /// unnumbered frames starts (a JVM's `Native frames:` and `Problematic frame:`).
     pub fn learn(&mut self, line: &str) {
-        if line.contains("Native frames:") || line.contains("Problematic frame:") {
+        if line.contains("Native frames:")
+            || line.contains("Problematic frame:")
+            || line.contains("===== CRASH =====")
+        {
             self.stack_starts = true;
         }
+        if let Some(module) = logged::faulting_module(line) {
+            self.faulting = Some(module.to_string());
+        }
+        self.learn_wer_signature(line);
         self.learn_build_id(line);
+        self.learn_dart_build_id(line);
+    }
+
+    /// A Flutter stack trace's `build_id: '0a1b…'`: its AOT snapshot's.
+    fn learn_dart_build_id(&mut self, line: &str) {
+        let Some(id) = line.trim().strip_prefix("build_id: '") else {
+            return;
+        };
+        let id = id.trim_end_matches('\'');
+        if is_build_id(id) {
+            self.build_ids
+                .insert(logged::DART_SNAPSHOT.to_string(), id.to_ascii_lowercase());
+        }
+    }
+
+    /// A `Report.wer` file's signature: `Sig[3].Name=Fault Module Name` announces the
+    /// module in `Sig[3].Value=`, `Sig[7].Name=Exception Offset` its offset.
+    fn learn_wer_signature(&mut self, line: &str) {
+        if let Some((n, name)) = logged::wer_signature_name(line) {
+            match name {
+                "Fault Module Name" => self.wer_module = Some(n.to_string()),
+                "Exception Offset" => self.wer_offset = Some(n.to_string()),
+                _ => {}
+            }
+        } else if let Some(n) = &self.wer_module
+            && let Some(value) = logged::wer_signature_value(line, n)
+        {
+            self.faulting = Some(value.trim().to_string());
+        }
+    }
+
+    /// The frame a Windows Error Reporting text's `Fault offset:` line (or a
+    /// `Report.wer`'s `Exception Offset` value) gives, with the faulting module named
+    /// before it: (module, offset).
+    pub fn fault(&self, line: &str) -> Option<(&str, u64)> {
+        let module = self.faulting.as_deref().filter(|m| !m.is_empty())?;
+        let offset = logged::fault_offset(line).or_else(|| {
+            let n = self.wer_offset.as_deref()?;
+            logged::hex_offset(logged::wer_signature_value(line, n)?)
+        })?;
+        Some((module, offset))
     }
 
     fn learn_build_id(&mut self, line: &str) {
@@ -310,7 +373,7 @@ fn graphene(line: &str) -> Option<Frame<'_>> {
 fn stackwalker(line: &str) -> Option<Frame<'_>> {
     let (number, rest) = split_word(line)?;
     let number: u64 = number.parse().ok()?;
-    let rest = rest.trim_end();
+    let rest = without_note(rest.trim_end());
     let (module, offset) = rest.rsplit_once(" + 0x")?;
     // A module's name may hold spaces (`Electron Framework`); one with a function
     // (`module!function + 0x10b`) is not an offset into the module.
@@ -329,6 +392,15 @@ fn stackwalker(line: &str) -> Option<Frame<'_>> {
         family: Family::Other,
         span: start..start + rest.trim_start().len(),
     })
+}
+
+/// `text` less a note a user added after a frame: `（崩溃）`, in fullwidth parentheses,
+/// as pasted into trackers from Chinese-language tools.
+fn without_note(text: &str) -> &str {
+    match text.strip_suffix('）').and_then(|t| t.rsplit_once('（')) {
+        Some((head, _)) => head.trim_end(),
+        None => text,
+    }
 }
 
 /// `0|1|libxul.so||||0x3a1f8c`, a frame of Breakpad's `minidump_stackwalk -m` (thread,
@@ -474,8 +546,15 @@ fn gecko(line: &str) -> Option<Frame<'_>> {
 /// Frames there are return addresses (the first is `backtrace`'s caller's).
 fn backtrace_symbols(line: &str) -> Option<Frame<'_>> {
     let text = line.trim_end();
-    let bracket = text.rfind("[0x")?;
-    let address = parse_hex(text[bracket + 3..].strip_suffix(']')?)?;
+    let Some(bracket) = text.rfind("[0x") else {
+        return backtrace_symbols_wrapped(line);
+    };
+    // A log wrapper may close its own bracket after it: `[Backtrace 3: …[0x7f…]]`.
+    let inner = text[bracket + 3..].trim_end_matches(']');
+    if text.len() - bracket - 3 == inner.len() {
+        return None;
+    }
+    let address = parse_hex(inner)?;
     let head = text[..bracket].trim_end();
     let (module_end, offset, base) = match head.strip_suffix(')') {
         Some(call) => {
@@ -509,6 +588,30 @@ fn backtrace_symbols(line: &str) -> Option<Frame<'_>> {
         build_id: None,
         offset,
         base,
+        pc: Pc::Return,
+        family: Family::Other,
+        span: text.len()..text.len(),
+    })
+}
+
+/// `/usr/lib/libfoo.so(+0x2f10)` with its `[0x7f…]` wrapped onto the next line by a
+/// logger: the module (a path, as glibc prints it) and the offset are all there.
+fn backtrace_symbols_wrapped(line: &str) -> Option<Frame<'_>> {
+    let text = line.trim_end();
+    let call = text.strip_suffix(')')?;
+    let open = call.rfind("(+0x")?;
+    let offset = parse_hex(&call[open + 4..])?;
+    let module = call[..open]
+        .rsplit_once(char::is_whitespace)
+        .map_or(&call[..open], |(_, m)| m);
+    if !module.contains('/') || module.starts_with('[') {
+        return None;
+    }
+    Some(Frame {
+        module,
+        build_id: None,
+        offset,
+        base: Base::Vaddr,
         pc: Pc::Return,
         family: Family::Other,
         span: text.len()..text.len(),
@@ -613,6 +716,10 @@ impl<'a> Token<'a> {
 
 /// The last token of `line` in `shape`.
 fn token(line: &str, shape: Delimited) -> Option<Token<'_>> {
+    // Most lines hold no such token: found absent at memchr's speed, not by the walk.
+    if !line.contains(shape.open) || !line.contains(shape.separator) {
+        return None;
+    }
     let (open, close) = last_group(line, shape.open, shape.close, |inner| {
         split_token(inner, &shape).map(|(_, offset)| offset)
     })?;

@@ -317,3 +317,28 @@ fn reading_a_line_takes_time_linear_in_its_length() {
         assert!(tl <= allowed, "{name}: 256 KiB {ts:?}, 1 MiB {tl:?}");
     }
 }
+
+#[test]
+fn frames_inside_other_tools_lines() {
+    let f = frame("2024-03-02 10:11:12 [Backtrace 0: /usr/lib/libfoo.so.1(+0x2f10) [0x7f11c2f10]]")
+        .unwrap();
+    assert_eq!(
+        (f.module, f.offset, f.base),
+        ("/usr/lib/libfoo.so.1", 0x2f10, Base::Vaddr)
+    );
+    let f = frame("/usr/lib/libfoo.so.1(+0x2f10)").unwrap();
+    assert_eq!(
+        (f.module, f.offset),
+        ("/usr/lib/libfoo.so.1", 0x2f10),
+        "its [0x…] wrapped"
+    );
+    assert_eq!(frame("[0x7f11c2f10]"), None);
+    assert_eq!(frame("see foo(+0x10)"), None);
+    let f = frame(" 0  libxul.so + 0x1a2b3c\u{ff08}\u{8fd9}\u{ff09}").unwrap();
+    assert_eq!((f.module, f.offset), ("libxul.so", 0x1a2b3c));
+    let f = frame("Game.dll+00F18CB").unwrap();
+    assert_eq!(
+        (f.module, f.offset, f.base),
+        ("Game.dll", 0xf18cb, Base::Load)
+    );
+}

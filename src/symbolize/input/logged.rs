@@ -1,0 +1,246 @@
+//! Frames that tools write into their own log lines, each in a shape of its own:
+//! the Dart VM's native crash dump and Flutter's non-symbolic Dart stack traces,
+//! a program's `0xADDR (module+0xOFF)` crash locus, a Windows crash log's
+//! `Game.dll+00F18CB`, and the Windows Event Log's `Fault offset:`.
+
+use super::{
+    Base, Family, Frame, Pc, SANITIZER, caller_after_first, is_hex, parse_hex, split_word, token,
+};
+
+/// `E/DartVM (12345): pc 0x0000007a8b9c0d1e fp 0x0000007fc76f4b70
+/// /data/app/…/lib/arm64/libflutter.so+0x1d3c3c4`, a frame of the Dart VM's native
+/// crash dump (`===== CRASH =====`), behind logcat's prefix: the offset from the
+/// library's base (`dladdr`'s). The first frame of a dump is where it stopped, the
+/// others return addresses: [`super::Context`] tells them apart.
+pub(super) fn dart_vm(line: &str) -> Option<Frame<'_>> {
+    let text = line.trim_end();
+    let pc = text.find("pc 0x")?;
+    let fp = pc + text[pc..].find(" fp 0x")?;
+    let (_, rest) = split_word(&text[fp + 4..])?;
+    let token = rest.trim();
+    let (module, offset) = token.rsplit_once("+0x")?;
+    if module.is_empty() || module.contains(char::is_whitespace) {
+        return None;
+    }
+    let start = text.len() - token.len();
+    Some(Frame {
+        module,
+        build_id: None,
+        offset: parse_hex(offset)?,
+        base: Base::Load,
+        pc: Pc::Return,
+        family: Family::Unnumbered,
+        span: start..text.len(),
+    })
+}
+
+/// `    #00 abs 000000723d08b5d3 virt 00000000001175d3 _kDartIsolateSnapshotInstructions+0x2d5d3`,
+/// a frame of a Flutter app's non-symbolic Dart stack trace (built with
+/// `--split-debug-info`): `virt` is the ELF virtual address in the app's AOT snapshot,
+/// `libapp.so`, which the trace's `build_id: '…'` header identifies
+/// ([`super::Context`] learns it). Callers' addresses are return addresses.
+pub(super) fn dart_nonsymbolic(line: &str) -> Option<Frame<'_>> {
+    let text = line.trim();
+    let rest = text.strip_prefix('#')?;
+    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+    let number: u64 = rest[..digits].parse().ok()?;
+    let mut words = rest[digits..].split_whitespace();
+    let (abs, absolute, virt, address) =
+        (words.next()?, words.next()?, words.next()?, words.next()?);
+    if abs != "abs" || virt != "virt" || !is_hex(absolute) || absolute.is_empty() {
+        return None;
+    }
+    let at = address.as_ptr() as usize - line.as_ptr() as usize;
+    Some(Frame {
+        module: DART_SNAPSHOT,
+        build_id: None,
+        offset: parse_hex(address)?,
+        base: Base::Vaddr,
+        pc: caller_after_first(Some(number)),
+        family: Family::Other,
+        span: at..at + address.len(),
+    })
+}
+
+/// The library a Flutter app's Dart code is compiled into, on Android.
+pub(super) const DART_SNAPSHOT: &str = "libapp.so";
+
+/// `RIP = 0x55d16a03ce7f (opendcdiag+0x61e7f)`, a program's own report of its crash
+/// locus (the program counter's absolute value, then the module and the offset from
+/// where it is mapped, `dladdr`'s): the module may have no extension. Looked up as
+/// given. Only after a program counter's name: `at 0x… (race+0x1c5014)` is as often a
+/// variable's place (TSan's `Location is global …`).
+pub(super) fn address_then_token(line: &str) -> Option<Frame<'_>> {
+    let t = token(line, SANITIZER)?;
+    let before = line[..t.open].strip_suffix(' ')?;
+    let at = before.rfind([' ', '='])? + 1;
+    parse_hex(before[at..].strip_prefix("0x")?)?;
+    let register = before[..at].trim_end().strip_suffix('=')?.trim_end();
+    let register = register.rsplit([' ', ',', '(']).next()?;
+    if !["RIP", "EIP", "PC", "IP"]
+        .iter()
+        .any(|r| register.eq_ignore_ascii_case(r))
+    {
+        return None;
+    }
+    Some(t.frame(Base::Vaddr, Pc::Exact))
+}
+
+/// `Game.dll+00F18CB` alone on a line, as Windows games' crash logs write the faulting
+/// module and its offset (an RVA) without `0x`; only for a module of an extension such
+/// files have.
+pub(super) fn bare_offset(line: &str) -> Option<Frame<'_>> {
+    let text = line.trim();
+    let (module, offset) = text.rsplit_once('+')?;
+    let (_, ext) = module.rsplit_once('.')?;
+    let known = ["dll", "exe", "so", "dylib", "sys", "pyd", "node"]
+        .iter()
+        .any(|e| ext.eq_ignore_ascii_case(e));
+    if !known || offset.len() < 4 || !is_hex(offset) || module.contains(char::is_whitespace) {
+        return None;
+    }
+    let start = line.len() - line.trim_start().len();
+    Some(Frame {
+        module,
+        build_id: None,
+        offset: parse_hex(offset)?,
+        base: Base::Load,
+        pc: Pc::Exact,
+        family: Family::Other,
+        span: start..start + text.len(),
+    })
+}
+
+/// The faulting module a Windows Error Reporting text names, before its offset:
+/// `Faulting module name: app.exe, version: 1.0.0.0, time stamp: 0x5f3e1c2a` (the Event
+/// Log's Application Error) or `Fault Module Name: app.exe` (a problem signature), and
+/// in a `Report.wer` file `Sig[3].Name=Fault Module Name` then `Sig[3].Value=app.exe`.
+pub(super) fn faulting_module(line: &str) -> Option<&str> {
+    let text = line.trim();
+    let rest = ["Faulting module name:", "Fault Module Name:"]
+        .iter()
+        .find_map(|p| text.strip_prefix(p))?;
+    let name = rest.trim().split(',').next()?.trim();
+    (!name.is_empty() && !name.contains(char::is_whitespace)).then_some(name)
+}
+
+/// A `Report.wer` file's `Sig[N].Name=…` line: N and the name.
+pub(super) fn wer_signature_name(line: &str) -> Option<(&str, &str)> {
+    let rest = line.trim().strip_prefix("Sig[")?;
+    let (n, name) = rest.split_once("].Name=")?;
+    n.parse::<u32>().ok()?;
+    Some((n, name))
+}
+
+/// A `Report.wer` file's `Sig[N].Value=…` for the N given.
+pub(super) fn wer_signature_value<'a>(line: &'a str, n: &str) -> Option<&'a str> {
+    let rest = line.trim().strip_prefix("Sig[")?.strip_prefix(n)?;
+    rest.strip_prefix("].Value=")
+}
+
+/// The offset a Windows Error Reporting text gives its faulting module: `Fault offset:
+/// 0x0000000000001130` or `Exception Offset: 0000000000001130`. Where the thread
+/// stopped, an RVA.
+pub(super) fn fault_offset(line: &str) -> Option<u64> {
+    let text = line.trim();
+    let rest = ["Fault offset:", "Exception Offset:"]
+        .iter()
+        .find_map(|p| text.strip_prefix(p))?;
+    hex_offset(rest)
+}
+
+/// A WER offset: hex, `0x` or not, zero-padded.
+pub(super) fn hex_offset(text: &str) -> Option<u64> {
+    let rest = text.trim();
+    let hex = rest.strip_prefix("0x").unwrap_or(rest);
+    if hex.len() < 4 || !is_hex(hex) {
+        return None;
+    }
+    // Zero-padded past the 16 digits `parse_hex` takes, as a `.wer` file may write it.
+    match hex.trim_start_matches('0') {
+        "" => Some(0),
+        digits => parse_hex(digits),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_dart_vms_dump_and_flutters_dart_traces() {
+        let f = dart_vm("E/DartVM  (12345): pc 0x0000007a8b9c0d1e fp 0x0000007fc76f4b70 /data/app/~~a==/x==/lib/arm64/libflutter.so+0x1d3c3c4").unwrap();
+        assert_eq!(
+            (f.module, f.offset, f.family),
+            (
+                "/data/app/~~a==/x==/lib/arm64/libflutter.so",
+                0x1d3c3c4,
+                Family::Unnumbered
+            )
+        );
+        assert_eq!(dart_vm("pc 0x1 fp 0x2 Dart_Invoke"), None);
+        let f = dart_nonsymbolic(
+            "    #01 abs 000000723d08b5d3 virt 00000000001175d3 _kDartIsolateSnapshotInstructions+0x2d5d3",
+        )
+        .unwrap();
+        assert_eq!(
+            (f.module, f.offset, f.base, f.pc),
+            ("libapp.so", 0x1175d3, Base::Vaddr, Pc::Return)
+        );
+        assert_eq!(dart_nonsymbolic("#01 abs x virt 1"), None);
+    }
+
+    #[test]
+    fn a_programs_locus_and_a_windows_logs_offsets() {
+        let f = address_then_token(
+            "E> Received signal 11 (Segmentation fault) code=1 (SEGV_MAPERR), RIP = 0x55d16a03ce7f (opendcdiag+0x61e7f), CR2 = 0x7f5",
+        )
+        .unwrap();
+        assert_eq!(
+            (f.module, f.offset, f.base),
+            ("opendcdiag", 0x61e7f, Base::Vaddr)
+        );
+        assert_eq!(address_then_token("see (x+0x10)"), None);
+        assert_eq!(
+            address_then_token(
+                "  Location is global 'counter' of size 4 at 0x55d0c2a3e014 (race+0x1c5014)"
+            ),
+            None
+        );
+        assert_eq!(
+            address_then_token("pc=0x4005d4 (app+0x5d4)")
+                .unwrap()
+                .offset,
+            0x5d4
+        );
+        let f = bare_offset("  Game.dll+00F18CB").unwrap();
+        assert_eq!((f.module, f.offset), ("Game.dll", 0xf18cb));
+        for not in [
+            "1.5+2000",
+            "a.txt+00F18CB",
+            "Game.dll+12",
+            "my Game.dll+00F18CB",
+        ] {
+            assert_eq!(bare_offset(not), None, "{not}");
+        }
+        assert_eq!(
+            faulting_module(
+                "Faulting module name: app.exe, version: 1.0.0.0, time stamp: 0x5f3e1c2a"
+            ),
+            Some("app.exe")
+        );
+        assert_eq!(
+            faulting_module("Fault Module Name:\tGame.dll"),
+            Some("Game.dll")
+        );
+        assert_eq!(
+            fault_offset("Fault offset: 0x0000000000001130"),
+            Some(0x1130)
+        );
+        assert_eq!(
+            fault_offset("Exception Offset:\t00000000000f18cb"),
+            Some(0xf18cb)
+        );
+        assert_eq!(fault_offset("Fault offset: soon"), None);
+    }
+}
