@@ -306,8 +306,10 @@ fn wine(text: &str) -> Option<(Mapped, u64)> {
     let rest = rest.trim_start();
     let (end, rest) = rest.split_once(char::is_whitespace)?;
     let (start, end) = (hex(start.trim())?, hex(end)?);
+    // A builtin DLL is listed twice: `ntdll<elf>`, the ELF that holds it, and under it
+    // `\-PE … ntdll`, the PE image its frames' offsets count from. The ELF keeps its
+    // `<elf>`, so that the frames' `ntdll` names the PE.
     let name = rest.split_whitespace().last()?;
-    let name = name.strip_suffix("<elf>").unwrap_or(name);
     if end <= start || name.is_empty() {
         return None;
     }
@@ -414,15 +416,17 @@ Module\tAddress\t\t\tDebug info\tName (3 modules)
 PE\t  400000-  4a6000\tDeferred        game
 ELF\t7b400000-7b812000\tDeferred        kernel32<elf>
   \\-PE\t7b420000-7b812000\t\\               kernel32
-PE\t7bc00000-7bcb1000\tDeferred        ntdll";
+ELF\t7bc00000-7bcb1000\tDeferred        ntdll<elf>
+  \\-PE\t7bc10000-7bcb1000\t\\               ntdll";
         let m = map(wine);
         assert_eq!(
             at(&m, Some("game"), 0x401234),
             Some(("game".into(), 0x1234))
         );
+        // From the PE's base, not its ELF's.
         assert_eq!(
             at(&m, Some("ntdll"), 0x7bc503f0),
-            Some(("ntdll".into(), 0x503f0))
+            Some(("ntdll".into(), 0x403f0))
         );
         // Before the list's header, no line is read as its entry.
         let m = map(&wine.replace("Modules:", "Threads:"));

@@ -873,7 +873,8 @@ fn a_thumb_backtrace_resolves_as_llvm_symbolizer_reads_it() {
 /// public trackers) has its `Memory map`, which names `libc-2.12.so` where the frames
 /// say `libc.so.6`; apple.txt's `Binary Images` hold `libsystem_kernel.dylib` (its frame
 /// with a symbol counts) and not `libsystem_pthread.dylib`; `wine.txt` is winedbg's
-/// crash dialog text (as in WineHQ's bugzilla), its last frame placed by `Modules:`.
+/// crash dialog text (as in WineHQ's bugzilla and its forums), its frames of absolute PCs
+/// (`in ntdll`, `call_thread_func+0xc() in ntdll (0x…)`) placed by `Modules:`.
 ///
 /// `crashlytics.txt` is Crashlytics' NDK stack text (as in flutterfire's tracker);
 /// `dart.txt` the Dart VM's crash dump behind logcat's prefix (two frames; its
@@ -906,7 +907,7 @@ const FIELD: &[(&str, u64)] = &[
     ("syslog.txt", 3),
     ("tsan.txt", 9),
     ("windows-error-reporting.txt", 3),
-    ("wine.txt", 5),
+    ("wine.txt", 7),
     ("xorg.txt", 4),
 ];
 

@@ -2,7 +2,7 @@
 //! under Wine: `=>0 0x7b4503f0 in ntdll (+0x503f0) (0x0032f4a8)`, callers indented, a
 //! symbol and source between the PC and `in` when Wine knows them.
 
-use super::{Base, Family, Frame, caller_after_first, parse_hex};
+use super::{Base, Family, Frame, Pc, caller_after_first, parse_hex};
 
 /// `=>0 0x7b4503f0 in ntdll (+0x503f0) (0x0032f4a8)` or `  2 0x0040113c
 /// RtlRaiseException+0x3a(rec=0x…) [/src/x.c:123] in game (+0x113c) (0x0033fe40)`: the
@@ -28,12 +28,12 @@ pub(super) fn wine(line: &str) -> Option<Frame<'_>> {
     if module.is_empty() || !module.bytes().all(|b| b.is_ascii_graphic()) {
         return None;
     }
-    let mut groups = tail.split_whitespace();
-    let (offset, base) = match groups.next() {
-        Some(group) => {
-            let offset = group.strip_prefix("(+0x")?.strip_suffix(')')?;
-            (parse_hex(offset)?, Base::Load)
-        }
+    let mut groups = tail.split_whitespace().peekable();
+    let relative = groups
+        .next_if(|g| g.starts_with("(+0x"))
+        .map(|g| g.strip_prefix("(+0x")?.strip_suffix(')').and_then(parse_hex));
+    let (offset, base) = match relative {
+        Some(offset) => (offset?, Base::Load),
         None => (pc, Base::Absolute),
     };
     // The frame's stack pointer is all that may follow.
@@ -43,12 +43,19 @@ pub(super) fn wine(line: &str) -> Option<Frame<'_>> {
     if groups.next().is_some() {
         return None;
     }
+    // Newer Wine prints a caller's offset already moved back into the call: the PC
+    // less it is then a module base (64 KiB-aligned) plus one.
+    let moved_back = base == Base::Load && pc.wrapping_sub(offset) & 0xfff == 1;
     Some(Frame {
         module,
         build_id: None,
         offset,
         base,
-        pc: caller_after_first(Some(number)),
+        pc: if moved_back {
+            Pc::Exact
+        } else {
+            caller_after_first(Some(number))
+        },
         family: Family::Other,
         span: module_at..module_at + module.len(),
     })
@@ -57,7 +64,6 @@ pub(super) fn wine(line: &str) -> Option<Frame<'_>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::symbolize::input::Pc;
 
     #[test]
     fn wine_frames() {
@@ -68,6 +74,16 @@ mod tests {
         );
         let f = wine("  2 0x0040113c RtlRaiseException+0x3a(rec=0x32f5b0) [/src/x.c:123] in game (+0x113c) (0x0033fe40)").unwrap();
         assert_eq!((f.module, f.offset, f.pc), ("game", 0x113c, Pc::Return));
+        // A function's name but no offset: the absolute PC, then the frame's stack.
+        let f = wine("  1 0x7bc6c0b4 call_thread_func+0xc() in ntdll (0x0032fef8)").unwrap();
+        assert_eq!((f.module, f.offset, f.base), ("ntdll", 0x7bc6c0b4, Base::Absolute));
+        let f = wine("=>0 0x004a670c EntryPoint() in launcher (0x0032fee8)").unwrap();
+        assert_eq!((f.module, f.offset, f.pc), ("launcher", 0x4a670c, Pc::Exact));
+        // Newer Wine: a caller's offset already moved back (the PC less it ends in 001).
+        let f = wine("  14 0x3841cbf3 in steamclient (+0x41cbf2) (0x06e5e44c)").unwrap();
+        assert_eq!((f.offset, f.pc), (0x41cbf2, Pc::Exact));
+        let f = wine("  2 0x7bc68183 in ntdll (+0x58183) (0x0033f814)").unwrap();
+        assert_eq!((f.offset, f.pc), (0x58183, Pc::Return));
         let f = wine("  1 0x7b431f5c in kernel32").unwrap();
         assert_eq!(
             (f.module, f.offset, f.base),
