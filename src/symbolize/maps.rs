@@ -113,6 +113,16 @@ impl ModuleMap {
         self.modules.push(Mapped { base, ..entry });
     }
 
+    /// The name and identity (build ID or UUID) the list gives the module a frame
+    /// names `module`, if it gives one: the first entry of that name with an identity.
+    pub fn identified(&self, module: &str) -> Option<(&str, &str)> {
+        let wanted = file_name(module);
+        self.modules
+            .iter()
+            .filter(|m| names(m, module, wanted))
+            .find_map(|m| Some((m.name.as_str(), m.id.as_deref()?)))
+    }
+
     /// Where `address` falls in the module a frame names `module` (a path, a file name,
     /// an identifier; None for a frame of no module, placed by address alone).
     pub fn place(&self, module: Option<&str>, address: u64) -> Option<Placed<'_>> {
@@ -377,6 +387,11 @@ mod tests {
         assert_eq!(p.offset, 0x23456);
         assert_eq!(p.id, Some("4f3a0c8e1b2d3c4e5f60718293a4b5c6"));
         assert_eq!(at(&m, None, 0x704b000010), None);
+        assert_eq!(
+            m.identified("libc.so"),
+            Some(("/system/lib64/libc.so", "4f3a0c8e1b2d3c4e5f60718293a4b5c6"))
+        );
+        assert_eq!(m.identified("libm.so"), None);
     }
 
     #[test]

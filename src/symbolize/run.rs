@@ -406,6 +406,14 @@ impl Unit<'_, '_> {
             f.base = Base::Load;
             f.build_id = f.build_id.or(placed.id);
             named = Some(placed.name);
+        } else if f.build_id.is_none()
+            && self.context.build_id(f.module).is_none()
+            && let Some(listed) = self.map.identified(f.module)
+        {
+            // A frame the report identifies only in its module list (an Apple image's
+            // UUID, a tombstone's build ID): looked up by that identity and name.
+            f.build_id = Some(listed.1);
+            named = Some(listed.0);
         }
         let (frames, unverified) = match self.out.exhausted() {
             false => match resolve_line_frame(self.symbolizer, self.context, &f, named) {

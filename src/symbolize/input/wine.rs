@@ -29,9 +29,11 @@ pub(super) fn wine(line: &str) -> Option<Frame<'_>> {
         return None;
     }
     let mut groups = tail.split_whitespace().peekable();
-    let relative = groups
-        .next_if(|g| g.starts_with("(+0x"))
-        .map(|g| g.strip_prefix("(+0x")?.strip_suffix(')').and_then(parse_hex));
+    let relative = groups.next_if(|g| g.starts_with("(+0x")).map(|g| {
+        g.strip_prefix("(+0x")?
+            .strip_suffix(')')
+            .and_then(parse_hex)
+    });
     let (offset, base) = match relative {
         Some(offset) => (offset?, Base::Load),
         None => (pc, Base::Absolute),
@@ -76,9 +78,15 @@ mod tests {
         assert_eq!((f.module, f.offset, f.pc), ("game", 0x113c, Pc::Return));
         // A function's name but no offset: the absolute PC, then the frame's stack.
         let f = wine("  1 0x7bc6c0b4 call_thread_func+0xc() in ntdll (0x0032fef8)").unwrap();
-        assert_eq!((f.module, f.offset, f.base), ("ntdll", 0x7bc6c0b4, Base::Absolute));
+        assert_eq!(
+            (f.module, f.offset, f.base),
+            ("ntdll", 0x7bc6c0b4, Base::Absolute)
+        );
         let f = wine("=>0 0x004a670c EntryPoint() in launcher (0x0032fee8)").unwrap();
-        assert_eq!((f.module, f.offset, f.pc), ("launcher", 0x4a670c, Pc::Exact));
+        assert_eq!(
+            (f.module, f.offset, f.pc),
+            ("launcher", 0x4a670c, Pc::Exact)
+        );
         // Newer Wine: a caller's offset already moved back (the PC less it ends in 001).
         let f = wine("  14 0x3841cbf3 in steamclient (+0x41cbf2) (0x06e5e44c)").unwrap();
         assert_eq!((f.offset, f.pc), (0x41cbf2, Pc::Exact));
