@@ -876,7 +876,9 @@ fn a_thumb_backtrace_resolves_as_llvm_symbolizer_reads_it() {
 /// crash dialog text (as in WineHQ's bugzilla and its forums), its frames of absolute PCs
 /// (`in ntdll`, `call_thread_func+0xc() in ntdll (0x…)`) placed by `Modules:`.
 ///
-/// `crashlytics.txt` is Crashlytics' NDK stack text (as in flutterfire's tracker);
+/// `crashlytics.txt` is Crashlytics' NDK stack text (as in flutterfire's tracker),
+/// `crashlytics-ios.txt` its iOS export (as in firebase-ios-sdk's), whose address column
+/// is the offset into the binary;
 /// `dart.txt` the Dart VM's crash dump behind logcat's prefix (two frames; its
 /// `Unknown symbol` frame has no module) and a Flutter non-symbolic Dart trace (three);
 /// `windows-error-reporting.txt` the Event Log's Application Error, a `Report.wer`'s
@@ -888,6 +890,7 @@ const FIELD: &[(&str, u64)] = &[
     ("android.txt", 9),
     ("apple.txt", 4),
     ("coredump.txt", 6),
+    ("crashlytics-ios.txt", 3),
     ("crashlytics.txt", 4),
     ("dart.txt", 5),
     ("drmemory.txt", 4),

@@ -421,3 +421,30 @@ fn a_flutter_dart_trace_resolves_in_libapp_by_its_build_id() {
     assert_eq!(doc[0]["build_id"], id.as_str());
     assert_eq!(doc[1]["unverified"], false, "identified by its build ID");
 }
+
+/// Crashlytics' iOS export prints Apple's frame shape with the offset into the binary
+/// where Apple prints the PC: resolved as offsets (from the Mach-O found by name, so
+/// marked), against llvm-symbolizer on the dSYM; its `???` frame is none.
+#[test]
+fn crashlytics_ios_frames_are_binary_offsets() {
+    let dir = fixtures().join("symbolize/apple");
+    let macho = fixtures().join("macho");
+    let args = ["--json", "--debug-dir", macho.to_str().unwrap()];
+    let (json, stderr) = symbolize(&dir.join("crashlytics.txt"), &args);
+    let frames = record_frames(&json);
+    assert_eq!(frames.len(), 3, "{stderr}");
+    assert_eq!(frames[..2], [macho_oracle("3fa"), macho_oracle("49a")]);
+    let doc: serde_json::Value = serde_json::from_slice(&json).unwrap();
+    assert_eq!(doc[0]["unverified"], true, "found by name alone");
+    // The same lines with Apple's own heading are absolute PCs no list places.
+    let apple = scratch("symbolize-not-crashlytics").join("crash.txt");
+    let text = std::fs::read_to_string(dir.join("crashlytics.txt")).unwrap();
+    let text: String = text
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .map(|l| format!("{}\n", l.replace("Crashed: ", "Thread 0 Crashed:: ")))
+        .collect();
+    std::fs::write(&apple, text).unwrap();
+    let (json, stderr) = symbolize(&apple, &args);
+    assert_eq!(record_frames(&json).len(), 0, "{stderr}");
+}

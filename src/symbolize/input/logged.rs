@@ -111,6 +111,23 @@ pub(super) fn bare_offset(line: &str) -> Option<Frame<'_>> {
     })
 }
 
+/// A line only Crashlytics' text holds: its export's header (`# Crashlytics - plaintext
+/// stacktrace downloaded by …`, `# Platform: ios`), or a thread's heading as its
+/// console shows it (`#0. Crashed: com.apple.main-thread`, `Crashed: com.apple.main-thread`),
+/// where Apple's own reports write `Thread 0 Crashed::`.
+pub(super) fn is_crashlytics_header(line: &str) -> bool {
+    let text = line.trim();
+    if text.starts_with("# Crashlytics") || text.starts_with("# Platform: ios") {
+        return true;
+    }
+    let rest = text.strip_prefix('#').map_or(text, |r| {
+        r.trim_start_matches(|c: char| c.is_ascii_digit())
+            .strip_prefix(". ")
+            .unwrap_or(r)
+    });
+    rest.starts_with("Crashed: ") && !rest.contains("::")
+}
+
 /// The faulting module a Windows Error Reporting text names, before its offset:
 /// `Faulting module name: app.exe, version: 1.0.0.0, time stamp: 0x5f3e1c2a` (the Event
 /// Log's Application Error) or `Fault Module Name: app.exe` (a problem signature), and
@@ -242,5 +259,11 @@ mod tests {
             Some(0xf18cb)
         );
         assert_eq!(fault_offset("Fault offset: soon"), None);
+        assert!(is_crashlytics_header("#0. Crashed: com.apple.main-thread"));
+        assert!(is_crashlytics_header("Crashed: com.apple.main-thread"));
+        assert!(is_crashlytics_header("# Platform: ios"));
+        assert!(!is_crashlytics_header(
+            "Thread 0 Crashed:: Dispatch queue: com.apple.main-thread"
+        ));
     }
 }

@@ -148,6 +148,8 @@ pub struct Context {
     stack_starts: bool,
     /// The faulting module a Windows Error Reporting text named last.
     faulting: Option<String>,
+    /// Whether the text is Crashlytics' (a header of its export, a thread's `Crashed:`).
+    crashlytics: bool,
     /// The `Sig[N]` numbers of a `Report.wer`'s faulting module and its offset.
     wer_module: Option<String>,
     wer_offset: Option<String>,
@@ -163,6 +165,11 @@ impl Context {
         if frame.family == Family::Unnumbered && std::mem::take(&mut self.stack_starts) {
             frame.pc = Pc::Exact;
         }
+        // Crashlytics prints Apple's frame shape with the offset into the binary where
+        // Apple prints the PC.
+        if self.crashlytics && frame.base == Base::Absolute {
+            frame.base = Base::Load;
+        }
     }
 
     /// Learns what `line` says, if anything: a module's build ID, or that a stack of
@@ -174,6 +181,7 @@ impl Context {
         {
             self.stack_starts = true;
         }
+        self.crashlytics |= logged::is_crashlytics_header(line);
         if let Some(module) = logged::faulting_module(line) {
             self.faulting = Some(module.to_string());
         }
@@ -433,7 +441,9 @@ fn apple(line: &str) -> Option<Frame<'_>> {
     let (number, rest) = split_word(line)?;
     let number: u64 = number.parse().ok()?;
     let text = rest.trim_end();
-    let (head, offset) = text.rsplit_once(" + ")?;
+    let Some((head, offset)) = text.rsplit_once(" + ") else {
+        return apple_symbolized(line, text, number);
+    };
     if offset.is_empty() || offset.len() > 20 || !offset.bytes().all(|b| b.is_ascii_digit()) {
         return apple_symbolized(line, text, number);
     }
@@ -461,8 +471,14 @@ fn apple_symbolized<'a>(line: &'a str, text: &'a str, number: u64) -> Option<Fra
         .strip_suffix(')')
         .and_then(|t| t.rsplit_once(" ("))
         .map_or(text, |(head, _)| head);
-    let (_, offset) = tail.rsplit_once(" + ")?;
-    if offset.is_empty() || offset.len() > 20 || !offset.bytes().all(|b| b.is_ascii_digit()) {
+    let decimal = |n: &str| !n.is_empty() && n.len() <= 20 && n.bytes().all(|b| b.is_ascii_digit());
+    // `symbol + N`, or Crashlytics' `symbol (file.c:376)` with no offset.
+    let offset_given = tail.rsplit_once(" + ").is_some_and(|(_, n)| decimal(n));
+    let line_given = text
+        .strip_suffix(')')
+        .and_then(|t| t.rsplit_once(':'))
+        .is_some_and(|(_, n)| decimal(n));
+    if !offset_given && !line_given {
         return None;
     }
     // The PC is the first `0x` word: the module's name may hold spaces, never one.
@@ -471,7 +487,7 @@ fn apple_symbolized<'a>(line: &'a str, text: &'a str, number: u64) -> Option<Fra
             && text[i + 2..]
                 .split(char::is_whitespace)
                 .next()
-                .is_some_and(|h| h.len() >= 8 && h.len() <= 16 && is_hex(h))
+                .is_some_and(|h| !h.is_empty() && h.len() <= 16 && is_hex(h))
     })?;
     let module = text[..pc_at].trim();
     let pc = text[pc_at + 2..].split(char::is_whitespace).next()?;
