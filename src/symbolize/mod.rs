@@ -15,6 +15,7 @@ mod pseudo;
 pub mod render;
 pub mod run;
 pub mod sources;
+mod spool;
 pub mod store;
 pub use crate::breakpad::symfile;
 

@@ -6,12 +6,13 @@
 //! was read (the report and the symbol files) plus [`OUTPUT_SLACK`]; past that, frames
 //! are left as the report has them.
 
-use std::io::{self, BufRead, Read, Seek, Write};
+use std::io::{self, BufRead, Read, Write};
 
 use super::emit::{Bounded, JsonLines, Record};
 use super::input::{self, Base, Context, Pc};
 use super::maps::ModuleMap;
 use super::render::{Renderer, Tally};
+use super::spool::Spool;
 use super::{Outcome, Resolved, Symbolizer, ips, ondevice};
 
 pub use super::emit::{Format, OUTPUT_FACTOR, OUTPUT_SLACK};
@@ -151,12 +152,11 @@ fn lines(
     let mut state = Lines::default();
     let held = state.stream(symbolizer, report, pending, out, format, true)?;
     if let Some(first) = held {
-        let mut spool = hold(report, &first, &mut state.map)?;
-        spool.seek(io::SeekFrom::Start(0))?;
-        let mut spool = io::BufReader::new(spool);
+        let spool = hold(report, &first, &mut state.map)?;
+        let mut held = spool.into_reader()?;
         state.stream(
             symbolizer,
-            &mut spool,
+            &mut *held,
             &mut std::iter::empty(),
             out,
             format,
@@ -176,16 +176,9 @@ fn lines(
     Ok(state.renderer.tally)
 }
 
-/// How much of a held report stays in memory before it goes to a temporary file.
-const HELD_IN_MEMORY: usize = 8 << 20;
-
 /// Holds the rest of the report, from `first` on, learning its module map.
-fn hold(
-    report: &mut dyn BufRead,
-    first: &[u8],
-    map: &mut ModuleMap,
-) -> io::Result<tempfile::SpooledTempFile> {
-    let mut spool = tempfile::SpooledTempFile::new(HELD_IN_MEMORY);
+fn hold(report: &mut dyn BufRead, first: &[u8], map: &mut ModuleMap) -> io::Result<Spool> {
+    let mut spool = Spool::new();
     spool.write_all(first)?;
     let mut line = Vec::new();
     loop {
