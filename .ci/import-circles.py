@@ -1,17 +1,22 @@
 #!/usr/bin/env python3
 """Fails when source files import each other in a circle.
 
-Each file of src/ is a node (`a/mod.rs` is module `a`); `crate::x::y` and `super::y`
-paths outside comments and `#[cfg(test)] mod tests` name an edge to the longest module
-prefix that is a file. A circle of two or more files (a strongly connected component) is
-printed with its edges, and the exit status is 1. Run by .ci/run:
+Each file of src/ is a node (`a/mod.rs` is module `a`; lib.rs is the crate root,
+shown as `lib.rs`; src/bin/ holds the command, a crate of its own, and is left out);
+`crate::x::y` and `super::y` paths outside comments and `#[cfg(test)] mod tests` name an
+edge to the longest module prefix that is a file, and a `crate::Item` that names no
+module an edge to the root, which re-exports it. The root's own edges are the modules
+its code names (`pipeline::dump_input`, `pub use error::…`). A circle of two or more
+files (a strongly connected component) is printed with its edges, and the exit status
+is 1: so the crate root imports no module that imports it. Run by .ci/run:
 
     python3 .ci/import-circles.py src
 """
 import os, re, sys
 root=sys.argv[1] if len(sys.argv)>1 else 'src'
 files={}
-for d,_,fs in os.walk(root):
+for d,ds,fs in os.walk(root):
+    if os.path.relpath(d,root)=='.' and 'bin' in ds: ds.remove('bin')
     for f in fs:
         if f.endswith('.rs'):
             p=os.path.join(d,f)
@@ -36,6 +41,16 @@ for m,p in files.items():
         t=resolve(mm.group(1))
         if t and t!=m and not m.startswith(t+'::') and t!='':
             edges[m].add(t)
+        elif t is None and m!='':
+            # An item of the crate root (defined or re-exported there).
+            edges[m].add('')
+    if m=='':
+        # The root names its modules without `crate::`: `pipeline::dump_input`,
+        # `pub use error::{…}`; declaring one (`mod x;`) is no use of it.
+        body=re.sub(r'(?m)^\s*(pub(\([a-z]+\))?\s+)?mod\s+\w+\s*;','',src)
+        for top in sorted(x for x in mods if x and '::' not in x):
+            if re.search(r'\b'+top+r'::',body):
+                edges[m].add(top)
     # use crate::{a, b::c}
     for mm in re.finditer(r'use crate::\{([^;]*)\};',src,flags=re.S):
         for item in re.split(r',',mm.group(1)):
@@ -81,9 +96,10 @@ def sc(v):
         if len(comp)>1: sccs.append(sorted(comp))
 for v in sorted(mods):
     if v not in idx: sc(v)
+name=lambda x: x or 'lib.rs'
 for comp in sccs:
-    print('circle:', ' <-> '.join(comp))
+    print('circle:', ' <-> '.join(map(name,comp)))
     for a in comp:
         for b in sorted(edges[a]):
-            if b in comp: print('   ',a,'->',b)
+            if b in comp: print('   ',name(a),'->',name(b))
 sys.exit(1 if sccs else 0)

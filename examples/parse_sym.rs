@@ -17,7 +17,7 @@ fn main() {
             // Mapped, as `dumpsyms symbolize` reads a store's file.
             let file = std::fs::File::open(path).expect("open");
             let map = unsafe { memmap2::Mmap::map(&file) }.expect("map");
-            let sym = dumpsyms::symbolize::symfile::SymFile::parse(&map[..]);
+            let sym = dumpsyms::breakpad::symfile::SymFile::parse(&map[..]);
             let (funcs, publics) = sym.counts();
             funcs + publics
         }

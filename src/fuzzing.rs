@@ -248,16 +248,16 @@ pub fn demangle_swift(data: &[u8]) {
 /// Dumps `bytes` and checks what is written as [`dump`] does; the bytes written (0 when
 /// the dump failed).
 fn dump_checked(bytes: Vec<u8>) -> usize {
-    let opts = crate::Options {
+    let opts = crate::options::Options {
         inlines: true,
         multiple_field: true,
         ..Default::default()
     };
-    let Ok(dump) = crate::dump_bytes("fuzz-input", bytes, &opts) else {
+    let Ok(dump) = crate::dumping::dump_bytes("fuzz-input", bytes, &opts) else {
         return 0;
     };
     let mut out = Vec::new();
-    crate::write_module(&dump.module, &mut out).expect("writing to memory");
+    crate::breakpad::write_module(&dump.module, &mut out).expect("writing to memory");
     check_records(&out);
     out.len()
 }
@@ -293,10 +293,10 @@ fn check_records(out: &[u8]) {
 /// small stack, an input that changes while mapped, a tree walk over files that change
 /// their kind.
 pub mod internals {
+    pub use crate::batch::tree::{Role, files, role};
     pub use crate::demangle::swift::demangle_here as demangle_swift_here;
     pub use crate::demangle::{Lang, demangle};
     pub use crate::load::Input;
-    pub use crate::tree::{Role, files, role};
 }
 
 /// A symbol file as `dumpsyms symbolize` reads one from a store: parsed, then looked

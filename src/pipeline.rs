@@ -14,9 +14,10 @@ use crate::error::{Error, ErrorKind, WarningKind, Warnings};
 use crate::identity::{self, Identity, Layout};
 use crate::load::{Input, Object};
 use crate::locate::{self, DebugFile, Located, Search};
-use crate::module::{Module, Sources};
+use crate::model::module::{Module, Sources};
+use crate::options::{Dump, NoStackRecords, Options, basename};
 use crate::pdb::{PdbId, PdbOptions};
-use crate::{Dump, NoStackRecords, Options, basename, demangle, dwarf, pdb, symbols, unwind};
+use crate::{demangle, dwarf, pdb, symbols, unwind};
 
 /// Dumps `input`; `on_disk`: whether companion files are looked for beside it.
 pub(crate) fn dump_input(input: &Input, opts: &Options, on_disk: bool) -> Result<Dump, Error> {
@@ -118,7 +119,7 @@ fn finish(
 /// found out only when crashes did not unwind.)
 fn object_without_unwind(obj: &Object, module: &Module) -> Option<NoStackRecords> {
     use object::{Object as _, ObjectSection as _};
-    if crate::tree::is_dsym(obj.data) {
+    if crate::batch::tree::is_dsym(obj.data) {
         return Some(NoStackRecords::Dsym);
     }
     let has_code = obj.file.sections().any(|s| {
@@ -268,7 +269,7 @@ fn read_dwarf(
     opts: &Options,
     on_disk: bool,
     warnings: &mut Warnings,
-) -> crate::debuginfo::DebugInfo {
+) -> crate::model::debuginfo::DebugInfo {
     let dwarf_opts = dwarf::DwarfOptions {
         inlines: opts.inlines,
         cross_unit_refs: opts.cross_unit_refs,
@@ -295,7 +296,7 @@ fn read_debug_map(
     opts: &Options,
     on_disk: bool,
     warnings: &mut Warnings,
-) -> Option<crate::debuginfo::DebugInfo> {
+) -> Option<crate::model::debuginfo::DebugInfo> {
     use rayon::prelude::*;
     if !on_disk || obj.file.format() != object::BinaryFormat::MachO || !locate::lacks_dwarf(obj) {
         return None;
@@ -305,7 +306,7 @@ fn read_debug_map(
         inlines: opts.inlines,
         cross_unit_refs: opts.cross_unit_refs,
     };
-    let parts: Vec<(crate::debuginfo::DebugInfo, Warnings)> = map
+    let parts: Vec<(crate::model::debuginfo::DebugInfo, Warnings)> = map
         .par_iter()
         .map(|object| {
             let mut w = Warnings::default();
@@ -335,7 +336,7 @@ fn read_debug_map(
             (info, w)
         })
         .collect();
-    let mut info = crate::debuginfo::DebugInfo::default();
+    let mut info = crate::model::debuginfo::DebugInfo::default();
     for (part, w) in parts {
         info.append(part);
         warnings.extend(w);
@@ -505,7 +506,7 @@ fn pdb_sources(
 
 /// A PDB's identity when no PE is found for it: no code id.
 fn pdb_identity(path: &Path, id: PdbId) -> Identity {
-    let name = crate::basename(path);
+    let name = crate::options::basename(path);
     Identity {
         os: "windows".into(),
         debug_id: id.debug_id(),

@@ -10,7 +10,8 @@ use std::path::{Path, PathBuf};
 use rayon::prelude::*;
 
 use super::slices;
-use crate::{Options, tree};
+use crate::batch::tree;
+use crate::options::Options;
 
 pub(super) struct Census {
     /// Each file's role; `None` for an input given by itself (always dumped).
@@ -82,7 +83,9 @@ fn header_id(opts: &Options, file: &Path) -> Option<String> {
         header_only: true,
         ..opts.clone()
     };
-    crate::dump(file, &header).ok().map(|d| d.module.debug_id)
+    crate::dumping::dump(file, &header)
+        .ok()
+        .map(|d| d.module.debug_id)
 }
 
 /// The name of the binary a separate ELF debug file was split from, as the debug file's

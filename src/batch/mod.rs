@@ -3,8 +3,12 @@
 //! `--skip-existing`), then optionally uploading what was written. What happens is told
 //! to a [`Report`] as [`Event`]s; the command alone turns them into words.
 
+pub mod byid;
 mod census;
+pub mod missing;
 mod report;
+pub mod shard;
+pub(crate) mod tree;
 mod unpack;
 
 pub use report::{Counts, Event, Failure, Progress, Report};
@@ -18,13 +22,14 @@ use std::time::Instant;
 
 use rayon::prelude::*;
 
-use crate::byid::{ById, Unavailable};
+use crate::batch::byid::{ById, Unavailable};
+use crate::batch::shard::Shard;
 use crate::error::{Warning, WarningKind, Warnings};
+use crate::options::Dump;
+use crate::options::Options;
 use crate::output::AtomicFile;
-use crate::shard::Shard;
 #[cfg(feature = "net")]
 use crate::upload::{Remote, Sent, SymbolFile, Uploader};
-use crate::{Dump, Options, tree};
 
 /// Where a symbol file goes.
 #[derive(Debug, Clone)]
@@ -33,7 +38,7 @@ pub enum Destination {
     Stdout,
     /// This file, replaced atomically.
     File(PathBuf),
-    /// `<store>/<name>/<debug id>/<name>.sym` (see [`crate::store_path`]).
+    /// `<store>/<name>/<debug id>/<name>.sym` (see [`crate::breakpad::store::store_path`]).
     Store(PathBuf),
     /// Both a file and its place in a store (Mozilla's `-o FILE -s DIR`).
     FileAndStore {
@@ -95,7 +100,7 @@ impl Batch<'_> {
         .map_err(Failure::Threads)?
     }
 
-    /// Fetches the module `want` names by id (see [`crate::byid`]) and writes its
+    /// Fetches the module `want` names by id (see [`crate::batch::byid`]) and writes its
     /// symbol file to `to`, as [`Batch::one`] does for a file on disk.
     pub fn by_id(&self, want: &ById, to: &Destination) -> Result<Option<PathBuf>, Failure> {
         let local = want.fetch(self.opts).map_err(Failure::Unavailable)?;
@@ -119,7 +124,7 @@ impl Batch<'_> {
         .map_err(Failure::Threads)?
     }
 
-    /// Every module of a missing-symbols list (see [`crate::missing`]) fetched by id
+    /// Every module of a missing-symbols list (see [`crate::batch::missing`]) fetched by id
     /// and written into `store`, rows in parallel as [`Batch::store`] runs files.
     pub fn missing(&self, rows: &[ById], store: &Path, skip_existing: bool) -> Summary {
         let started = Instant::now();
@@ -454,10 +459,10 @@ impl Batch<'_> {
             header_only: true,
             ..opts.clone()
         };
-        let Ok(module) = crate::dump(file, &header).map(|d| d.module) else {
+        let Ok(module) = crate::dumping::dump(file, &header).map(|d| d.module) else {
             return Found::Nowhere;
         };
-        let Ok(path) = crate::store_path(store, &module) else {
+        let Ok(path) = crate::breakpad::store::store_path(store, &module) else {
             return Found::Nowhere;
         };
         let claimed = claim
@@ -500,7 +505,7 @@ impl Batch<'_> {
         to: &Destination,
         claim: Option<&Claim>,
     ) -> Result<Option<PathBuf>, Failure> {
-        let result = crate::dump(input, opts)?;
+        let result = crate::dumping::dump(input, opts)?;
         if opts.require_stack_records && !result.module.has_stack_records() {
             // Mozilla's `--check-cfi`: nothing is written.
             return Err(Failure::NoStackRecords {
@@ -557,13 +562,13 @@ impl Batch<'_> {
     fn write(
         &self,
         input: &Path,
-        module: &crate::Module,
+        module: &crate::model::module::Module,
         to: &Destination,
         claim: Option<&Claim>,
         warnings: &mut Warnings,
     ) -> Result<Option<PathBuf>, Failure> {
         let in_store = |dir: &Path| {
-            crate::store_path(dir, module).map_err(|source| Failure::StorePath {
+            crate::breakpad::store::store_path(dir, module).map_err(|source| Failure::StorePath {
                 input: input.to_path_buf(),
                 source,
             })
@@ -593,7 +598,7 @@ impl Batch<'_> {
     fn write_file(
         &self,
         input: &Path,
-        module: &crate::Module,
+        module: &crate::model::module::Module,
         path: &Path,
         claim: Option<&Claim>,
     ) -> Result<Warnings, Failure> {
@@ -603,7 +608,7 @@ impl Batch<'_> {
             source,
         };
         let mut file = AtomicFile::create(&path).map_err(fail)?;
-        let left_out = crate::write_module(module, file.writer()).map_err(fail)?;
+        let left_out = crate::breakpad::write_module(module, file.writer()).map_err(fail)?;
         // Decided and renamed under the lock, so that a loser finishing last cannot
         // replace the winner's file. A loser's temporary file goes when it is dropped.
         let committed = match claim {
@@ -694,7 +699,7 @@ fn contained(report: &dyn Report, input: &str, dump: impl FnOnce() -> Stored) ->
 /// The dumps one file makes: one per slice of a universal Mach-O (unless `--arch` picks
 /// one), else one.
 fn slices(opts: &Options, file: &Path) -> Vec<Options> {
-    match (&opts.arch, crate::architectures(file)) {
+    match (&opts.arch, crate::dumping::architectures(file)) {
         (None, Ok(arches)) if arches.len() > 1 => arches
             .into_iter()
             .map(|arch| Options {
@@ -714,7 +719,7 @@ fn in_shard(shard: Shard, opts: &Options, file: &Path) -> bool {
         header_only: true,
         ..opts.clone()
     };
-    match crate::dump(file, &header) {
+    match crate::dumping::dump(file, &header) {
         Ok(d) => shard.takes(&d.module.name, &d.module.debug_id),
         Err(_) => shard.takes(&file.to_string_lossy(), ""),
     }
@@ -747,10 +752,10 @@ impl Claim<'_> {
 }
 
 /// Writes `module` to standard output; what writing left out.
-fn write_stdout(module: &crate::Module) -> Result<Warnings, Failure> {
+fn write_stdout(module: &crate::model::module::Module) -> Result<Warnings, Failure> {
     let stdout = io::stdout();
     let mut out = io::BufWriter::with_capacity(1 << 16, stdout.lock());
-    let written = crate::write_module(module, &mut out);
+    let written = crate::breakpad::write_module(module, &mut out);
     match written.and_then(|left_out| out.flush().map(|()| left_out)) {
         Ok(left_out) => Ok(left_out),
         Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Err(Failure::BrokenPipe),

@@ -7,11 +7,12 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::byid::Unavailable;
-use crate::shard::Shard;
+use crate::batch::byid::Unavailable;
+use crate::batch::shard::Shard;
+use crate::error::Warning;
+use crate::locate::Search;
 #[cfg(feature = "net")]
 use crate::upload::{Sent, UploadError};
-use crate::{Search, Warning};
 
 /// Where a batch's events go.
 pub trait Report: Sync {
@@ -38,9 +39,9 @@ pub enum Progress<'a> {
 }
 
 /// What a batch did or met, in the order it happened (for one input; inputs of a store
-/// run interleave).
+/// run interleave). Not `#[non_exhaustive]`: the command's words match every event, so
+/// that a new one cannot go unsaid.
 #[derive(Debug)]
-#[non_exhaustive]
 pub enum Event<'a> {
     /// The debug file read for `input` (a separate debug file, a dSYM, a PDB).
     DebugFile {
@@ -54,7 +55,7 @@ pub enum Event<'a> {
     Server {
         /// The input or module.
         about: Option<&'a Path>,
-        /// What went wrong (of kind [`crate::WarningKind::Server`]).
+        /// What went wrong (of kind [`crate::error::WarningKind::Server`]).
         warning: &'a Warning,
     },
     /// `input`'s symbol file has no STACK records: stack walkers cannot unwind through
@@ -63,7 +64,7 @@ pub enum Event<'a> {
         /// The input.
         input: &'a Path,
         /// Why, and what to dump instead.
-        why: &'a crate::NoStackRecords,
+        why: &'a crate::options::NoStackRecords,
     },
     /// No debug information was found for `input`: what the binary itself has is
     /// written.
@@ -186,7 +187,7 @@ pub enum Failure {
     BrokenPipe,
     /// The input cannot be dumped.
     #[error(transparent)]
-    Dump(#[from] crate::Error),
+    Dump(#[from] crate::error::Error),
     /// A module asked for by id could not be had: no server has it, or a server failed.
     #[error("{}", .0.message)]
     Unavailable(Unavailable),
@@ -209,7 +210,7 @@ pub enum Failure {
         input: PathBuf,
         /// Why.
         #[source]
-        source: crate::UnsafeName,
+        source: crate::untrusted::UnsafeName,
     },
     /// A directory of the inputs cannot be read.
     #[error("{}: cannot read directory: {source}", path.display())]
@@ -251,7 +252,7 @@ pub enum Failure {
         /// The input.
         input: PathBuf,
         /// Why it has none, when that is known.
-        why: Option<crate::NoStackRecords>,
+        why: Option<crate::options::NoStackRecords>,
     },
     /// The dump of `input` panicked: a bug in dumpsyms. The other inputs are still done.
     #[error("{input}: internal error (a bug in dumpsyms: please report it): {why}")]

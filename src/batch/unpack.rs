@@ -46,7 +46,7 @@ pub(super) fn inputs(
         out.extend(unpacking.unpacked[first..].iter().map(|u| u.dir.clone()));
     }
     for unpacked in &unpacking.unpacked {
-        let warnings: Vec<&crate::Warning> = unpacking
+        let warnings: Vec<&crate::error::Warning> = unpacking
             .warnings
             .iter()
             .filter(|(archive, _)| *archive == unpacked.shown)

@@ -1,6 +1,8 @@
-//! The Breakpad text format: the only place that knows its syntax. STACK CFI records'
-//! text is made in `cfi.rs`; the postfix expressions of their rules are translated from
-//! DWARF by [`crate::unwind`], which writes through it. Records are streamed
+//! The Breakpad text format: the only place that knows its syntax, both ways. Public
+//! for its reader, [`symfile`] (what `dumpsyms symbolize` looks addresses up in), and
+//! [`write_module`]. STACK CFI records' text is made in `cfi.rs`; the postfix
+//! expressions of their rules are translated from DWARF by the unwind readers, which
+//! write through it. Records are streamed
 //! into the writer it is handed, in the order MODULE, INFO, FILE, INLINE_ORIGIN, FUNC
 //! (with its INLINE and line records), PUBLIC, then STACK records.
 //!
@@ -12,14 +14,14 @@ use std::io::{self, Write};
 
 use rayon::prelude::*;
 
-use crate::body::{InlineRef, UnitBodies};
 use crate::error::Warnings;
-use crate::module::{Function, Module};
-use crate::unwind::stack_win::StackWin;
+use crate::model::body::{InlineRef, UnitBodies};
+use crate::model::module::{Function, Module};
+use crate::pdb::stack_win::StackWin;
 
 pub(crate) mod cfi;
 pub(crate) mod header;
-pub mod store;
+pub(crate) mod store;
 pub mod symfile;
 
 /// Functions formatted together: enough to keep every core busy, few enough that the
@@ -27,7 +29,7 @@ pub mod symfile;
 const FUNC_CHUNK: usize = 2048;
 
 /// The `INFO GENERATOR` value.
-pub const GENERATOR: &str = concat!("dumpsyms ", env!("CARGO_PKG_VERSION"));
+pub(crate) const GENERATOR: &str = concat!("dumpsyms ", env!("CARGO_PKG_VERSION"));
 
 /// Writes `module` as a Breakpad symbol file. Returns what had to be left out while
 /// writing, and why: unwind records that cannot be expressed in the format, or past the
@@ -153,7 +155,7 @@ fn write_function(m: &Module, f: &Function, out: &mut Vec<u8>) {
     let mut num = itoa::Buffer::new();
     let start = f.address.wrapping_add(m.bias);
     let mut lines = Vec::new();
-    crate::body::visit(start, bytes, &mut lines, |s| {
+    crate::model::body::visit(start, bytes, &mut lines, |s| {
         write_inline(&s, unit, m.bias, &mut num, out);
     });
     for l in &lines {

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::Module;
+use crate::model::module::Module;
 use crate::untrusted::UnsafeName;
 
 /// The file name of a module's symbol file in a symbol store: `<name>.sym`, where a

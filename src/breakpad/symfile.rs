@@ -12,7 +12,7 @@
 /// How deep a chain of inlined calls is followed: compilers stop inlining far sooner
 /// (GCC's and LLVM's deepest real chains are a few dozen), and a crafted file's
 /// million nested INLINE records would otherwise print a million frames per address.
-pub const MAX_INLINE_DEPTH: usize = 256;
+pub(crate) const MAX_INLINE_DEPTH: usize = 256;
 
 pub use super::header::{Header, HeaderError, ModuleRecord, header, read_header};
 
@@ -73,14 +73,14 @@ const MAX_DAMAGE: usize = 20;
 
 /// The most FUNC and PUBLIC records indexed: the largest real symbol files (Chromium's,
 /// Firefox's libxul) hold a few million.
-pub const MAX_SYMBOLS: usize = 4 << 20;
+pub(crate) const MAX_SYMBOLS: usize = 4 << 20;
 
 /// The most FILE and INLINE_ORIGIN records indexed, likewise.
-pub const MAX_NAMES: usize = 4 << 20;
+pub(crate) const MAX_NAMES: usize = 4 << 20;
 
 /// The most bytes of line and INLINE records one function's lookup reads: the largest
 /// real functions' take a few MiB.
-pub const MAX_BODY: usize = 32 << 20;
+pub(crate) const MAX_BODY: usize = 32 << 20;
 
 /// The longest record read: a real INLINE record's ranges take a few KiB.
 const MAX_RECORD: usize = 16 << 20;
@@ -116,7 +116,7 @@ pub struct Frame<'a> {
 pub struct Cut {
     /// Inlined calls deeper than asked for.
     pub depth: bool,
-    /// A function whose records are larger than [`MAX_BODY`]: its lines and inlined
+    /// A function whose records are larger than 32 MiB: its lines and inlined
     /// calls were not read.
     pub body: bool,
 }

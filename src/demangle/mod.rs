@@ -85,7 +85,7 @@ const MAX_LEN: usize = 64 << 10;
 
 /// True for a mangled name no demangler is given, because it is longer than any
 /// compiler writes (and could nest deep enough to exhaust any stack): it stays raw, and
-/// the dump says how many did ([`crate::Dump::warnings`]).
+/// the dump says how many did ([`crate::options::Dump::warnings`]).
 pub fn too_deep(raw: &str) -> bool {
     if raw.starts_with('?') {
         raw.len() > MSVC_MAX_LEN

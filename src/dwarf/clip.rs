@@ -3,7 +3,7 @@
 
 use super::drafts::{Drafts, SiteDraft};
 use super::lines::RawRow;
-use crate::debuginfo::{InlineSite, LineRow, intersect_ranges};
+use crate::model::debuginfo::{InlineSite, LineRow, intersect_ranges};
 
 /// The line rows within `[lo, hi)`, clipped to it. Rows whose file cannot be named are
 /// dropped.

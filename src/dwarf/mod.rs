@@ -1,7 +1,7 @@
 //! DWARF: functions, their lines and inline trees, extracted per compilation unit in
 //! parallel as `.debug_info` streams in (`stream.rs`), each unit's names resolved by the
 //! worker that read it (`resolve.rs`), and merged into compact records
-//! ([`crate::body`]). Memory holds the sections read at random (strings, line
+//! ([`crate::model::body`]). Memory holds the sections read at random (strings, line
 //! programs, ranges, abbreviations), the units in flight and the encoded records, never
 //! all of `.debug_info` or an index of all its DIEs.
 
@@ -50,11 +50,11 @@ use gimli::{EndianSlice, Reader as _, RunTimeEndian, Section as _};
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
-use crate::body::{BodyRef, UnitBodies};
-pub(crate) use crate::debuginfo::{DebugInfo, FunctionRecord};
 use crate::error::{Warning, WarningKind, Warnings};
 use crate::identity::Layout;
 use crate::load::{Input, Object, SectionBytes};
+use crate::model::body::{BodyRef, UnitBodies};
+pub(crate) use crate::model::debuginfo::{DebugInfo, FunctionRecord};
 use names::UnitDies;
 use resolve::{Name, NameSlot, Origins, UnitResult};
 pub(crate) use split::{DwoFile, DwpFile};

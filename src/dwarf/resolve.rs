@@ -15,9 +15,9 @@ use super::stream::{self, UnitSpan};
 use super::unit::{self, UnitOutput};
 use super::unit_warning;
 use super::{Context, Job, R};
-use crate::body;
 use crate::error::{WarningKind, Warnings};
 use crate::load::{Input, SectionBytes};
+use crate::model::body;
 
 /// A name and whether it came from a linkage name.
 pub(crate) type Name = (Arc<str>, bool);

@@ -17,9 +17,9 @@ use super::names::{DieInfo, NONE, ScopeKind, UnitDies};
 use super::ranges::die_ranges;
 use super::unit_warning;
 use super::{Context, R};
-use crate::debuginfo::{InlineSite, LineRow};
 use crate::demangle::Lang;
 use crate::error::{WarningKind, Warnings};
+use crate::model::debuginfo::{InlineSite, LineRow};
 
 /// One contiguous range of a function: it becomes one `FUNC` record.
 #[derive(Debug, Clone)]
@@ -842,7 +842,7 @@ fn index_noted<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::debuginfo::intersect_ranges;
+    use crate::model::debuginfo::intersect_ranges;
 
     /// An inlined call that is no site (here, in a copy of a function whose code lies
     /// outside the image's, as linkers leave dropped COMDAT copies) is stepped over

@@ -235,7 +235,7 @@ fn request(
 
 /// Where a redirect from `from` to `location` leads, if it may be followed.
 fn redirect_target(from: &str, location: &str) -> Result<String, String> {
-    let shown = crate::for_terminal(&redact::text(first_line(location)));
+    let shown = crate::untrusted::for_terminal(&redact::text(first_line(location)));
     let base = url::Url::parse(from).map_err(|e| format!("{}: {e}", redact::url(from)))?;
     let next = base
         .join(location)

@@ -73,7 +73,7 @@ pub struct Fetched {
 /// (`DEBUGINFOD_TIMEOUT`, `DEBUGINFOD_MAXTIME`, `DEBUGINFOD_MAXSIZE`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
-    /// Without progress: no answer, or less than [`MIN_RATE`] bytes a second on average,
+    /// Without progress: no answer, or less than 100 bytes a second on average,
     /// for this long gives up on the server for the rest of the run (a retry would only
     /// cost as much again).
     pub timeout: Duration,
@@ -87,11 +87,13 @@ pub struct Limits {
 /// Bytes a second a server must average over each [`Limits::timeout`] to count as making
 /// progress, as elfutils' client sets curl's low-speed limit: a server dripping 100
 /// bytes every 9 s held a run for as long as it liked under a per-window byte count.
-pub const MIN_RATE: u64 = 100;
+#[cfg(feature = "net")]
+pub(crate) const MIN_RATE: u64 = 100;
 
 /// Connecting gives up after this long (or the timeout, if shorter): a server that does
 /// not even accept the connection is not coming back in the next minute.
-pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+#[cfg(feature = "net")]
+pub(crate) const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 
 impl Default for Limits {
     /// 10 s without progress (elfutils waits 90 s, which, with retries, kept a run

@@ -36,7 +36,7 @@ impl SymbolPath {
     /// Parses `_NT_SYMBOL_PATH` syntax. `srv*` and `symsrv*symsrv.dll*` entries are
     /// servers (the last element a URL, or a directory store), `cache*dir` adds a local
     /// store, anything else is a directory. Empty elements are ignored.
-    pub fn parse(spec: &str) -> Result<SymbolPath, crate::ArgumentError> {
+    pub fn parse(spec: &str) -> Result<SymbolPath, crate::error::ArgumentError> {
         let mut stores = Vec::new();
         for entry in spec.split(';').map(str::trim).filter(|e| !e.is_empty()) {
             let parts: Vec<&str> = entry.split('*').collect();
@@ -53,11 +53,17 @@ impl SymbolPath {
                     stores.push(Store::Dir(PathBuf::from(entry)));
                     continue;
                 }
-                _ => return Err(crate::ArgumentError::SymbolPathEntry(entry.to_string())),
+                _ => {
+                    return Err(crate::error::ArgumentError::SymbolPathEntry(
+                        entry.to_string(),
+                    ));
+                }
             };
             let rest: Vec<&str> = rest.into_iter().filter(|p| !p.is_empty()).collect();
             let Some((last, caches)) = rest.split_last() else {
-                return Err(crate::ArgumentError::SymbolPathEmpty(entry.to_string()));
+                return Err(crate::error::ArgumentError::SymbolPathEmpty(
+                    entry.to_string(),
+                ));
             };
             let caches: Vec<PathBuf> = caches.iter().map(PathBuf::from).collect();
             if last.starts_with("http://") || last.starts_with("https://") {
@@ -244,7 +250,7 @@ impl SymbolPath {
                 at.what,
                 at.name,
                 at.id,
-                crate::for_terminal(message.trim())
+                crate::untrusted::for_terminal(message.trim())
             ));
             return None;
         }
@@ -252,7 +258,7 @@ impl SymbolPath {
             out.problems.push(format!(
                 "{}: {shown}: not a file.ptr answer (PATH: or MSG:): {}",
                 at.what,
-                crate::for_terminal(http::first_line(text))
+                crate::untrusted::for_terminal(http::first_line(text))
             ));
             return None;
         };
@@ -261,7 +267,7 @@ impl SymbolPath {
             out.problems.push(format!(
                 "{}: {shown} points at {}, which cannot be reached from here",
                 at.what,
-                crate::for_terminal(path)
+                crate::untrusted::for_terminal(path)
             ));
             return None;
         }

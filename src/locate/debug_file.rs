@@ -6,10 +6,10 @@ use std::path::{Path, PathBuf};
 use object::{Object as _, ObjectSection as _};
 
 use super::{SYSTEM_DEBUG_DIR, Search, dsym};
-use crate::Options;
 use crate::error::{Error, Warning, WarningKind, Warnings};
 use crate::identity;
 use crate::load::{Input, Object};
+use crate::options::Options;
 
 /// A debug file found for a binary.
 pub(crate) struct DebugFile {

@@ -9,13 +9,13 @@ use crate::load::{Input, Object};
 
 /// The DWARF file inside a `.dSYM` bundle (`App.dSYM/Contents/Resources/DWARF/App`), or
 /// `path` itself when it is not a bundle directory.
-pub(crate) fn resolve_dsym_bundle(path: &Path) -> Result<PathBuf, crate::Error> {
+pub(crate) fn resolve_dsym_bundle(path: &Path) -> Result<PathBuf, crate::error::Error> {
     let dwarf_dir = path.join("Contents/Resources/DWARF");
     if !path.is_dir() || !dwarf_dir.is_dir() {
         return Ok(path.to_path_buf());
     }
     let mut files: Vec<PathBuf> = std::fs::read_dir(&dwarf_dir)
-        .map_err(|e| crate::Error::new(path, crate::ErrorKind::Io(e)))?
+        .map_err(|e| crate::error::Error::new(path, crate::error::ErrorKind::Io(e)))?
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.is_file())
         .collect();
@@ -23,13 +23,13 @@ pub(crate) fn resolve_dsym_bundle(path: &Path) -> Result<PathBuf, crate::Error> 
     files.sort();
     match files.len() {
         1 => Ok(files.remove(0)),
-        0 => Err(crate::Error::new(
+        0 => Err(crate::error::Error::new(
             path,
-            crate::ErrorKind::NotObject("a .dSYM bundle with no DWARF file".into()),
+            crate::error::ErrorKind::NotObject("a .dSYM bundle with no DWARF file".into()),
         )),
-        _ => Err(crate::Error::new(
+        _ => Err(crate::error::Error::new(
             path,
-            crate::ErrorKind::Unsupported(format!(
+            crate::error::ErrorKind::Unsupported(format!(
                 "the .dSYM bundle holds several DWARF files ({}); name one",
                 files
                     .iter()
@@ -49,7 +49,7 @@ pub(crate) fn find_dsym(
     binary: &Path,
     debug_dirs: &[PathBuf],
     arch: &str,
-) -> Result<Option<DebugFile>, crate::Error> {
+) -> Result<Option<DebugFile>, crate::error::Error> {
     let mut beside = binary.as_os_str().to_os_string();
     beside.push(".dSYM");
     // One named on the command line is read (a pipe or device is refused when opened);
@@ -71,9 +71,9 @@ pub(crate) fn find_dsym(
         if have != want {
             let show =
                 |u: Option<[u8; 16]>| u.map_or("none".to_string(), |u| identity::hex_upper(&u));
-            return Err(crate::Error::new(
+            return Err(crate::error::Error::new(
                 &path,
-                crate::ErrorKind::Unsupported(format!(
+                crate::error::ErrorKind::Unsupported(format!(
                     "the dSYM's UUID {} does not match {}'s {} ({arch})",
                     show(have),
                     binary.display(),

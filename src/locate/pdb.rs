@@ -5,10 +5,10 @@
 use std::path::{Path, PathBuf};
 
 use super::Search;
-use crate::Options;
 use crate::error::{Error, ErrorKind};
 use crate::identity::{self, Identity, PdbRef};
 use crate::load::{Input, Object};
+use crate::options::Options;
 use crate::pdb::{self, PdbId};
 
 /// The PDB of the PE `obj`, when one is found (`None` without looking when `on_disk`
@@ -200,7 +200,7 @@ pub(crate) fn find_pe(
             }
             continue;
         }
-        let identity = identity::identity(&obj, crate::basename(&c));
+        let identity = identity::identity(&obj, crate::options::basename(&c));
         drop(obj);
         return Ok(Some((pe_input, identity)));
     }

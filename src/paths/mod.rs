@@ -20,12 +20,12 @@ impl SourcePaths {
     /// The path as written: normalized, then remapped, then mapped to its source link.
     /// A link that cannot be made (its source file unreadable for a digest) leaves the
     /// path as it was, said once to `warnings`.
-    pub fn apply(&self, path: &str, warnings: &mut crate::Warnings) -> String {
+    pub fn apply(&self, path: &str, warnings: &mut crate::error::Warnings) -> String {
         let path = self.remapped(path);
         match &self.mappings {
             Some(m) => m
                 .map(&path, &mut |why| {
-                    warnings.push(crate::WarningKind::SourceLink, why)
+                    warnings.push(crate::error::WarningKind::SourceLink, why)
                 })
                 .unwrap_or(path),
             None => path,
@@ -44,10 +44,10 @@ impl SourcePaths {
 }
 
 /// Parses a `--prefix-map` argument, `OLD=NEW` (the first `=` splits; NEW may be empty).
-pub fn parse_prefix_map(arg: &str) -> Result<(String, String), crate::ArgumentError> {
+pub fn parse_prefix_map(arg: &str) -> Result<(String, String), crate::error::ArgumentError> {
     match arg.split_once('=') {
         Some((old, new)) if !old.is_empty() => Ok((old.to_string(), new.to_string())),
-        _ => Err(crate::ArgumentError::PrefixMap(arg.to_string())),
+        _ => Err(crate::error::ArgumentError::PrefixMap(arg.to_string())),
     }
 }
 
@@ -56,7 +56,7 @@ pub fn parse_prefix_map(arg: &str) -> Result<(String, String), crate::ArgumentEr
 /// `/a/c/d/e`. What cannot be resolved without the file system stays: a relative path's
 /// leading `..` segments, and (on an absolute path) `..` at the root, which is the root.
 /// Windows paths (a drive letter or backslashes, no forward slash) use `\` throughout.
-pub fn normalize(path: &str) -> String {
+pub(crate) fn normalize(path: &str) -> String {
     let windows = !path.contains('/') && (path.contains('\\') || drive(path).is_some());
     let sep = if windows { '\\' } else { '/' };
     // The part that stays as it is: `/`, `C:\`, `\\server\share\` and the like.
@@ -148,7 +148,7 @@ mod tests {
             ],
             mappings: None,
         };
-        let mut w = crate::Warnings::default();
+        let mut w = crate::error::Warnings::default();
         assert_eq!(
             rules.apply("/build/app/./x/../main.c", &mut w),
             "https://example.org/app/main.c"

@@ -16,9 +16,9 @@ use rayon::prelude::*;
 
 use super::signatures::{LF_ARGLIST, NoModuleInfo, Signatures, Streams, lists_fit};
 use super::{Pdb, corrupt, names, open};
-use crate::body::{BodyRef, UnitBodies};
-use crate::debuginfo::{DebugInfo, FunctionRecord, InlineSite, LineRow, intersect_ranges};
 use crate::error::{Error, WarningKind, Warnings};
+use crate::model::body::{BodyRef, UnitBodies};
+use crate::model::debuginfo::{DebugInfo, FunctionRecord, InlineSite, LineRow, intersect_ranges};
 
 /// Inline nesting deeper than this is cut off: real code stays far below it, and a
 /// crafted stream of unterminated sites cannot grow the stack without bound.
@@ -615,7 +615,7 @@ impl ModuleCx<'_, '_, '_> {
             }
         }
         let sites = site_records(proc.sites);
-        let body = crate::body::encode(proc.start, &rows, &sites, &mut self.out.bytes);
+        let body = crate::model::body::encode(proc.start, &rows, &sites, &mut self.out.bytes);
         self.out.pieces.push(Piece {
             start: proc.start,
             end: proc.end,

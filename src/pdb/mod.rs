@@ -3,7 +3,7 @@
 //! (`functions.rs`); inline origins are named from the IPI and TPI streams (`names.rs`);
 //! publics from the global symbol stream; x86 frame data becomes STACK WIN records
 //! (`frames.rs`). Everything comes out as the format-neutral records of
-//! [`crate::debuginfo`], with RVAs for addresses.
+//! [`crate::model::debuginfo`], with RVAs for addresses.
 
 use crate::contain;
 mod frames;
@@ -12,16 +12,17 @@ mod msf;
 mod names;
 mod sections;
 mod signatures;
+pub mod stack_win;
 
 use std::io::Cursor;
 use std::path::Path;
 
 use pdb2::FallibleIterator as _;
 
-use crate::debuginfo::DebugInfo;
 use crate::error::{Error, ErrorKind, WarningKind, Warnings};
+use crate::model::debuginfo::DebugInfo;
+use crate::pdb::stack_win::StackWin;
 use crate::symbols::Symbol;
-use crate::unwind::stack_win::StackWin;
 
 /// Every PDB 7 file starts with this (the MSF "big" header).
 const MAGIC: &[u8] = b"Microsoft C/C++ MSF 7.00\r\n\x1aDS\0\0\0";

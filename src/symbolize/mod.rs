@@ -1,37 +1,45 @@
 //! `dumpsyms symbolize`: raw addresses from crash reports to function, file:line and
 //! inlined calls, read from Breakpad symbol files.
 //!
-//! `input` and `ondevice` find the frames in a report and say what their offsets count
-//! from; `store` finds each module's symbol file; `symfile` reads it once and answers
-//! lookups; [`Symbolizer`] ties them together, loading each module's file once.
+//! One entry: a [`Symbolizer`] reading from [`Sources`], whose [`Symbolizer::run`]
+//! takes a report and a writer and gives the [`Tally`] of its frames.
+//!
+//! Inside, `input` and `ondevice` find the frames in a report and say what their offsets
+//! count from; `store` finds each module's symbol file; breakpad's `symfile` reads it
+//! once and answers lookups; the [`Symbolizer`] ties them together, loading each
+//! module's file once.
 
 mod emit;
 mod firmware;
-pub mod input;
+pub(crate) mod input;
 mod ips;
 pub(crate) mod maps;
-pub mod ondevice;
+pub(crate) mod ondevice;
 mod pseudo;
-pub mod render;
-pub mod run;
-pub mod sources;
+pub(crate) mod render;
+pub(crate) mod run;
+pub(crate) mod sources;
 mod spool;
-pub mod store;
-pub use crate::breakpad::symfile;
+pub(crate) mod store;
+pub(crate) use crate::breakpad::symfile;
+
+pub use emit::Format;
+pub use render::Tally;
+pub use sources::{NETWORK_TIME, Sources};
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use input::{Base, Pc};
-use sources::{Source, Sources, Wanted};
+use sources::{Source, Wanted};
 use symfile::SymFile;
 
 use crate::load::Input;
 
 /// A symbol file's bytes: mapped from a store (and watched for truncation, see
 /// `mapguard`), or written in memory by a dump on the fly.
-pub struct Bytes(Input);
+pub(crate) struct Bytes(Input);
 
 impl AsRef<[u8]> for Bytes {
     fn as_ref(&self) -> &[u8] {
@@ -42,7 +50,7 @@ impl AsRef<[u8]> for Bytes {
 /// One resolved frame, innermost first; owned, so that a report can be written while
 /// further modules load.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Resolved {
+pub(crate) struct Resolved {
     /// The function's name.
     pub function: String,
     /// The source file, when known.
@@ -58,7 +66,7 @@ pub struct Resolved {
 
 /// Where a report's module was looked for and what became of it.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Outcome {
+pub(crate) enum Outcome {
     /// The address resolved to these frames. `unverified`: from a local file the report
     /// does not identify (no build ID), which is right only if it is the same build.
     Frames {
@@ -117,7 +125,7 @@ struct Unverified {
     code: Option<Arc<[(u64, u64)]>>,
 }
 
-pub use symfile::MAX_INLINE_DEPTH;
+pub(crate) use symfile::MAX_INLINE_DEPTH;
 
 /// How far past its last record an offset counted in virtual addresses may be before
 /// it is taken for a non-PIE program's (whose load address is not known) rather than
@@ -136,9 +144,9 @@ pub struct Symbolizer {
     /// from an unidentified local file, of inline chains cut.
     warned: HashMap<Warned, HashSet<String>>,
     /// Bytes of the symbol files read (for the output's bound).
-    pub symbol_bytes: u64,
+    pub(crate) symbol_bytes: u64,
     /// What went wrong, once per module or file, for the report's end.
-    pub warnings: Vec<String>,
+    pub(crate) warnings: Vec<String>,
 }
 
 /// What a module has been warned of, once each.
@@ -195,6 +203,26 @@ impl Symbolizer {
         })
     }
 
+    /// Reads `report` and writes it to `out` with its frames resolved (or, as
+    /// [`Format::Json`], the frames as records); the count of frames resolved and not.
+    /// A report starting with `{` is read as an on-device trace or an Apple `.ips` when
+    /// it is one, else line by line. What went wrong on the way is in
+    /// [`Symbolizer::warnings`].
+    pub fn run(
+        &mut self,
+        report: &mut dyn std::io::BufRead,
+        out: &mut dyn std::io::Write,
+        format: Format,
+    ) -> std::io::Result<Tally> {
+        run::run(self, report, out, format)
+    }
+
+    /// What went wrong so far, once per module or file: modules not found, failing
+    /// servers, damaged symbol files, files found by name alone, limits met.
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
+    }
+
     /// A symbolizer reading from `sources`.
     pub fn with_sources(sources: Sources) -> Symbolizer {
         Symbolizer {
@@ -209,7 +237,7 @@ impl Symbolizer {
 
     /// What `offset` in the module named `module` (a path, a file name; None for a
     /// build ID alone) with `build_id` resolves to.
-    pub fn resolve(
+    pub(crate) fn resolve(
         &mut self,
         module: Option<&str>,
         build_id: Option<&str>,
@@ -224,12 +252,12 @@ impl Symbolizer {
 
     /// Whether a firmware was given (`--firmware`), whose addresses ESP-IDF's
     /// `Backtrace:` lines give.
-    pub fn has_firmware(&self) -> bool {
+    pub(crate) fn has_firmware(&self) -> bool {
         self.sources.firmware.is_some()
     }
 
     /// The firmware's path as given, for the records that name it.
-    pub fn firmware_name(&self) -> Option<String> {
+    pub(crate) fn firmware_name(&self) -> Option<String> {
         self.sources
             .firmware
             .as_ref()
@@ -240,7 +268,7 @@ impl Symbolizer {
     /// ESP-IDF `Backtrace:` PC), resolves to. `sha256`: the report's `ELF file SHA256:`,
     /// the first digits of the firmware's: a file of other digits is another build and
     /// answers nothing; with none, the file is a guess, said as such.
-    pub fn resolve_firmware(&mut self, pc: u64, sha256: Option<&str>) -> Outcome {
+    pub(crate) fn resolve_firmware(&mut self, pc: u64, sha256: Option<&str>) -> Outcome {
         let Some(path) = self.sources.firmware.clone() else {
             return Outcome::Unplaced;
         };
@@ -442,8 +470,11 @@ impl Symbolizer {
         let seen = self.warned.entry(kind).or_default();
         // Asked first without allocating: most lookups are of modules warned of already.
         if !seen.contains(module) && seen.insert(module.to_string()) {
-            self.warnings
-                .push(format!("{}: {}", crate::for_terminal(module), what()));
+            self.warnings.push(format!(
+                "{}: {}",
+                crate::untrusted::for_terminal(module),
+                what()
+            ));
         }
     }
 
@@ -558,17 +589,17 @@ impl Symbolizer {
     /// the dumper looks for it, or a debug file) into memory, with inlined calls and
     /// without the unwind records a symbolizer does not read.
     fn dump(&mut self, path: &Path) -> Option<Arc<SymFile<Bytes>>> {
-        let opts = crate::Options {
+        let opts = crate::options::Options {
             inlines: true,
             cfi: false,
             debug_dirs: self.sources.debug_dirs.clone(),
             debuginfod: self.sources.debuginfod.clone(),
-            ..crate::Options::default()
+            ..crate::options::Options::default()
         };
-        let dumped = crate::dump(path, &opts).and_then(|d| {
+        let dumped = crate::dumping::dump(path, &opts).and_then(|d| {
             let mut text = Vec::new();
-            crate::write_module(&d.module, &mut text)
-                .map_err(|e| crate::Error::new(path, crate::ErrorKind::Io(e)))?;
+            crate::breakpad::write_module(&d.module, &mut text)
+                .map_err(|e| crate::error::Error::new(path, crate::error::ErrorKind::Io(e)))?;
             Ok(text)
         });
         match dumped {

@@ -13,8 +13,10 @@ use crate::fetch::symbols::SymbolServers;
 use crate::load::{Input, Object};
 use object::Object as _;
 
-/// Everything a run may read symbols from.
+/// Everything a run may read symbols from: `Sources::default()` reads nothing, each
+/// field adds a place.
 #[derive(Debug, Clone, Default)]
+#[non_exhaustive]
 pub struct Sources {
     /// `--store` directories.
     pub stores: Vec<PathBuf>,
@@ -34,7 +36,7 @@ pub struct Sources {
     /// alike), from its first request; None for no limit.
     pub network_time: Option<Duration>,
     /// The run's time on the network so far.
-    pub clock: NetworkClock,
+    pub(crate) clock: NetworkClock,
     /// `--firmware`: the ELF whose addresses an ESP-IDF `Backtrace:` gives.
     pub firmware: Option<PathBuf>,
 }
@@ -42,7 +44,7 @@ pub struct Sources {
 /// When a run's first request was sent, and whether its time on the network has been
 /// said to be spent.
 #[derive(Debug, Clone, Default)]
-pub struct NetworkClock {
+pub(crate) struct NetworkClock {
     started: Option<Instant>,
     spent: bool,
 }
@@ -52,7 +54,7 @@ pub struct NetworkClock {
 pub const NETWORK_TIME: Duration = Duration::from_secs(30);
 
 /// What was found for a module.
-pub enum Source {
+pub(crate) enum Source {
     /// A symbol file, from a store or a server's cache.
     SymFile(PathBuf),
     /// An object file to dump: a binary, or a debug file.
@@ -63,7 +65,7 @@ pub enum Source {
 
 /// A module as a report names it.
 #[derive(Clone, Copy)]
-pub struct Wanted<'a> {
+pub(crate) struct Wanted<'a> {
     /// A path or a file name; None when the report gives only a build ID.
     pub module: Option<&'a str>,
     /// GNU build ID, hex.
@@ -73,7 +75,7 @@ pub struct Wanted<'a> {
 impl Sources {
     /// Stores and debug directories that are not directories (a typo is otherwise
     /// only a report with nothing resolved).
-    pub fn missing_dirs(&self) -> Vec<String> {
+    pub(crate) fn missing_dirs(&self) -> Vec<String> {
         let stores = self.stores.iter().map(|d| ("--store", d));
         let debug = self.debug_dirs.iter().map(|d| ("--debug-dir", d));
         stores
@@ -85,14 +87,14 @@ impl Sources {
 
     /// The first source of `want`'s symbols; what went wrong on the way (an ambiguous
     /// name, failing servers) goes to `warnings`.
-    pub fn find(&mut self, want: Wanted, warnings: &mut Vec<String>) -> Source {
+    pub(crate) fn find(&mut self, want: Wanted, warnings: &mut Vec<String>) -> Source {
         match Stores::new(self.stores.clone()).find(want.module, want.build_id) {
             Found::File(path) => return Source::SymFile(path),
             Found::Ambiguous(ids) => {
                 warnings.push(format!(
                     "{}: no build ID given and the stores hold {} builds of it ({}): \
                      not resolved",
-                    crate::for_terminal(want.module.unwrap_or("")),
+                    crate::untrusted::for_terminal(want.module.unwrap_or("")),
                     ids.len(),
                     ids.join(", ")
                 ));
@@ -162,7 +164,7 @@ impl Sources {
     /// The object file on this machine that is the module's binary or debug file: at
     /// the report's path, in a debug directory by name, or under a debug directory's
     /// `.build-id`; with a build ID, only a file of that build.
-    pub fn local_object(&self, want: Wanted) -> Option<PathBuf> {
+    pub(crate) fn local_object(&self, want: Wanted) -> Option<PathBuf> {
         let mut candidates: Vec<PathBuf> = Vec::new();
         if let Some(module) = want.module
             && self.module_paths
@@ -258,7 +260,7 @@ fn is_object_of(path: &Path, build_id: Option<&str>) -> bool {
 }
 
 /// What a local object file says of where its addresses are.
-pub struct Local {
+pub(crate) struct Local {
     /// Its load address (for ELF its first `PT_LOAD`'s virtual address, what the dumper
     /// subtracts from every address it writes) and its executable sections.
     pub layout: crate::identity::Layout,
@@ -268,7 +270,7 @@ pub struct Local {
 }
 
 /// The layout of the object file at `path`.
-pub fn layout(path: &Path) -> Option<Local> {
+pub(crate) fn layout(path: &Path) -> Option<Local> {
     let input = Input::open(path).ok()?;
     let obj = Object::parse_any(&input).ok()?;
     let fixed = obj.file.format() == object::BinaryFormat::Elf

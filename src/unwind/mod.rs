@@ -19,7 +19,6 @@ mod pe_x64;
 mod regs;
 mod render;
 pub(crate) mod rows;
-pub mod stack_win;
 mod vm;
 
 use std::collections::HashMap;

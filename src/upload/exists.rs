@@ -7,8 +7,9 @@
 use std::sync::Mutex;
 
 use super::{Protocol, Uploader, v2};
+use crate::error::Warning;
+use crate::error::WarningKind;
 use crate::fetch::http;
-use crate::{Warning, WarningKind};
 
 /// The servers to ask, and which of them failed (told once, then not asked again).
 pub struct Remote {

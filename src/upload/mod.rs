@@ -21,7 +21,7 @@ use crate::fetch::redact;
 
 /// The environment variable holding the API key (v2) or token (Tecken): never a flag,
 /// so that it stays out of process lists and shell histories.
-pub const TOKEN_VAR: &str = "DUMPSYMS_UPLOAD_TOKEN";
+pub(crate) const TOKEN_VAR: &str = "DUMPSYMS_UPLOAD_TOKEN";
 
 /// Which protocol the server speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -237,7 +237,7 @@ pub struct Uploader {
 
 /// How long an upload waits on a server that neither takes nor answers: a minute (a
 /// stalled server held each file five minutes, one after the other).
-pub const UPLOAD_TIMEOUT: Duration = Duration::from_secs(60);
+pub(crate) const UPLOAD_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// How long an upload run may take in all, by default: ten minutes, rate limits
 /// included (an always-429 server held 20 files for 33 minutes, then failed them all).
@@ -245,13 +245,13 @@ pub const UPLOAD_MAX_TIME: Duration = Duration::from_secs(600);
 
 /// Uploads in flight by default: a few, as symbol servers rate-limit clients that send
 /// many at once.
-pub const UPLOAD_JOBS: usize = 4;
+pub(crate) const UPLOAD_JOBS: usize = 4;
 
 /// Tecken refuses an upload larger than this.
 pub const TECKEN_MAX_UPLOAD: u64 = 2_000_000_000;
 
 /// Tecken refuses uploads over 2 GB; its documentation asks for zips under 1.5 GB.
-pub const TECKEN_ZIP_LIMIT: u64 = 1_500_000_000;
+pub(crate) const TECKEN_ZIP_LIMIT: u64 = 1_500_000_000;
 
 impl Uploader {
     /// An uploader for `url`, the token from the environment. Errors when the protocol

@@ -12,7 +12,7 @@ pub(super) fn send(run: &Session, f: &SymbolFile) -> Result<Sent, super::UploadE
     form.text("debug_file", &f.name);
     form.text("debug_identifier", &f.debug_id);
     form.text("os", &f.os);
-    let filename = crate::sym_file_name(&f.name);
+    let filename = crate::breakpad::store::sym_file_name(&f.name);
     let file = FilePart {
         field: "symbol_file",
         filename: &filename,

@@ -703,7 +703,7 @@ fn bash_completes_flags_and_shells() {
     }
 }
 
-/// The allocator options the binary carries (src/main.rs, `MALLOC_CONF`) are the ones
+/// The allocator options the binary carries (src/bin/dumpsyms/main.rs, `MALLOC_CONF`) are the ones
 /// jemalloc runs with: were the symbol's name to change with the jemalloc crate, they
 /// would be dropped without a word and only the benchmark would notice.
 #[cfg(all(target_os = "linux", not(target_env = "msvc")))]

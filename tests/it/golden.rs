@@ -1,6 +1,6 @@
 //! Golden symbol files: the full output for a few fixtures, byte for byte. These files
 //! were accepted after the oracle test (tests/it/oracle.rs) passed on the same binaries;
-//! regenerate with `UPDATE_GOLDEN=1 cargo test --test golden` and review the diff.
+//! regenerate with `UPDATE_GOLDEN=1 cargo test --test it golden::` and review the diff.
 
 use crate::common::*;
 

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use crate::common::*;
 use breakpad_symbols::{FrameSymbolizer, SimpleModule, SymbolFile};
-use dumpsyms::symbolize::symfile::SymFile;
+use dumpsyms::breakpad::symfile::SymFile;
 
 /// What breakpad-symbols says of one address, innermost frame first, as
 /// `(function, file, line)`; line 0 counts as none.

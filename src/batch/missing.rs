@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use crate::byid::ById;
+use crate::batch::byid::ById;
 
 /// One row of a list that cannot be used, by its line number (from 1).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -32,7 +32,7 @@ pub enum ListError {
     /// A device, a FIFO or a directory.
     #[error("{}: not a regular file (a list is read from a file)", .0.display())]
     NotAFile(std::path::PathBuf),
-    /// Over [`MAX_LIST`] bytes.
+    /// Over 128 MiB (`MAX_LIST`).
     #[error("{}: {len} bytes, over the limit of {MAX_LIST} bytes for a list", path.display())]
     TooLarge {
         /// The list.
@@ -43,9 +43,9 @@ pub enum ListError {
 }
 
 /// The largest list read: about 1.8M rows of Socorro's (a day's list holds thousands).
-pub const MAX_LIST: u64 = 128 << 20;
+pub(crate) const MAX_LIST: u64 = 128 << 20;
 
-/// The text of the list at `path`: a regular file of at most [`MAX_LIST`] bytes (a
+/// The text of the list at `path`: a regular file of at most 128 MiB (a
 /// device or a FIFO is refused at once, as tree inputs are, rather than read forever).
 pub fn read(path: &Path) -> Result<String, ListError> {
     let fail = |source| ListError::Unreadable {

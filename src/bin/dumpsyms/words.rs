@@ -225,8 +225,6 @@ impl Report for Stderr {
                     "upload to {url}: {sent} sent, {already_there} already there, {failed} failed"
                 ),
             ),
-            // Events added to the library after this was written.
-            _ => {}
         }
     }
 

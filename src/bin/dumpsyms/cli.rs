@@ -8,13 +8,13 @@ use clap::{Parser, Subcommand, ValueHint};
 use clap_complete::Shell;
 use dumpsyms::Options;
 use dumpsyms::batch::Destination;
-use dumpsyms::byid::ById;
+use dumpsyms::batch::byid::ById;
+use dumpsyms::batch::shard::Shard;
 use dumpsyms::fetch::Limits;
 use dumpsyms::fetch::debuginfod::Debuginfod;
 use dumpsyms::fetch::symbols::SymbolServers;
 use dumpsyms::fetch::symsrv::SymbolPath;
-use dumpsyms::shard::Shard;
-use dumpsyms::symbolize::sources::Sources;
+use dumpsyms::symbolize::Sources;
 use dumpsyms::upload::Uploader;
 
 /// Writes Breakpad symbol files (.sym) from ELF, Mach-O and PE binaries with their DWARF
@@ -303,24 +303,23 @@ impl SymbolizeArgs {
             limits,
             retries: 2,
         });
-        Sources {
-            stores: self.stores.clone(),
-            servers,
-            debug_dirs: self.debug_dirs.clone(),
-            module_paths: true,
-            debuginfod: if self.no_debuginfod {
-                None
-            } else {
-                Debuginfod::from_env()
-            },
-            verified_only: self.verified_only,
-            firmware: self.firmware.clone(),
-            network_time: Some(Duration::from_secs(
-                self.server_max_time
-                    .unwrap_or(dumpsyms::symbolize::sources::NETWORK_TIME.as_secs()),
-            )),
-            ..Sources::default()
-        }
+        let mut sources = Sources::default();
+        sources.stores = self.stores.clone();
+        sources.servers = servers;
+        sources.debug_dirs = self.debug_dirs.clone();
+        sources.module_paths = true;
+        sources.debuginfod = if self.no_debuginfod {
+            None
+        } else {
+            Debuginfod::from_env()
+        };
+        sources.verified_only = self.verified_only;
+        sources.firmware = self.firmware.clone();
+        sources.network_time = Some(Duration::from_secs(
+            self.server_max_time
+                .unwrap_or(dumpsyms::symbolize::NETWORK_TIME.as_secs()),
+        ));
+        sources
     }
 }
 

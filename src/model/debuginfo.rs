@@ -3,8 +3,8 @@
 //! ([`crate::dwarf`]) and PDB ([`crate::pdb`]) both fill a [`DebugInfo`]; the model
 //! (`Module::build`) takes it without knowing which one did.
 
-use crate::body::{BodyRef, UnitBodies};
-pub use crate::body::{InlineSite, LineRow};
+use crate::model::body::{BodyRef, UnitBodies};
+pub use crate::model::body::{InlineSite, LineRow};
 
 /// One contiguous piece of a function, with absolute addresses.
 #[derive(Debug, Clone)]

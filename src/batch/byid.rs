@@ -5,8 +5,8 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::Options;
 use crate::fetch::Fetched;
+use crate::options::Options;
 
 /// A module as a crash report or a missing-symbols list names it.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]

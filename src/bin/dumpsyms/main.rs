@@ -133,14 +133,14 @@ fn missing(
     store: &std::path::Path,
     skip_existing: bool,
 ) -> bool {
-    let text = match dumpsyms::missing::read(list) {
+    let text = match dumpsyms::batch::missing::read(list) {
         Ok(text) => text,
         Err(e) => {
             say(&format!("dumpsyms: error: {e}"));
             return false;
         }
     };
-    let (rows, bad) = dumpsyms::missing::parse(&text);
+    let (rows, bad) = dumpsyms::batch::missing::parse(&text);
     for b in &bad {
         say(&format!(
             "dumpsyms: error: {}:{}: {}",
@@ -178,11 +178,11 @@ fn one_written(
 
 /// `dumpsyms symbolize`: false only when the report could not be read or written.
 fn symbolize(
-    sources: &dumpsyms::symbolize::sources::Sources,
+    sources: &dumpsyms::symbolize::Sources,
     json: bool,
     input: Option<&std::path::Path>,
 ) -> bool {
-    use dumpsyms::symbolize::{Symbolizer, run};
+    use dumpsyms::symbolize::{Format, Symbolizer};
     let mut report: Box<dyn io::BufRead> = match input {
         Some(path) if path.as_os_str() != "-" => match std::fs::File::open(path) {
             Ok(f) => Box::new(io::BufReader::new(f)),
@@ -195,14 +195,11 @@ fn symbolize(
     };
     let mut symbolizer = Symbolizer::with_sources(sources.clone());
     let mut out = io::BufWriter::new(io::stdout().lock());
-    let format = if json {
-        run::Format::Json
-    } else {
-        run::Format::Text
-    };
-    let result = run::run(&mut symbolizer, &mut report, &mut out, format)
+    let format = if json { Format::Json } else { Format::Text };
+    let result = symbolizer
+        .run(&mut report, &mut out, format)
         .and_then(|tally| io::Write::flush(&mut out).map(|()| tally));
-    for warning in &symbolizer.warnings {
+    for warning in symbolizer.warnings() {
         say(&format!("dumpsyms: warning: {warning}"));
     }
     match result {

@@ -4,10 +4,10 @@
 
 use rayon::prelude::*;
 
-use crate::body::{self, BodyRef, UnitBodies};
-use crate::debuginfo::{DebugInfo, FunctionRecord};
 use crate::error::{Warning, WarningKind, Warnings};
 use crate::identity::Identity;
+use crate::model::body::{self, BodyRef, UnitBodies};
+use crate::model::debuginfo::{DebugInfo, FunctionRecord};
 use crate::symbols::{Exports, Symbol};
 
 /// One `FILE`, `INLINE_ORIGIN`-numbered symbol file, ready to write.
@@ -45,7 +45,7 @@ pub struct Module {
     /// Sorted by address, none inside a function.
     pub publics: Vec<Public>,
     /// x86 Windows frame data, by address.
-    pub(crate) stack_win: Vec<crate::unwind::stack_win::StackWin>,
+    pub(crate) stack_win: Vec<crate::pdb::stack_win::StackWin>,
     /// The unwind tables, written as STACK CFI records.
     pub(crate) cfi: Option<crate::unwind::CfiSource>,
 }
@@ -390,7 +390,7 @@ pub(crate) struct Sources {
     /// A PE's exported functions, named as PUBLICs where nothing else names them.
     pub exports: Option<Exports>,
     /// x86 frame data from a PDB (sorted by address).
-    pub stack_win: Vec<crate::unwind::stack_win::StackWin>,
+    pub stack_win: Vec<crate::pdb::stack_win::StackWin>,
     pub cfi: Option<crate::unwind::CfiSource>,
     /// Write the `m` field (`-m`).
     pub write_multiple: bool,
@@ -474,7 +474,7 @@ impl Module {
         covered(&self.functions, address)
     }
 
-    /// The encoded records of `f` and its unit's id maps (see [`crate::body::visit`]);
+    /// The encoded records of `f` and its unit's id maps (see [`crate::model::body::visit`]);
     /// `None` only for a function whose body reference is out of range.
     pub(crate) fn body_of(&self, f: &Function) -> Option<(&UnitBodies, &[u8])> {
         body_bytes(&self.bodies, f.body)

@@ -47,7 +47,7 @@ pub fn files(paths: &[PathBuf]) -> (Vec<PathBuf>, Vec<(PathBuf, std::io::Error)>
 }
 
 /// A `.dSYM` bundle given as an input stands for the DWARF file inside it (see
-/// [`crate::dump`]); walked into, that file would be a companion.
+/// [`crate::dumping::dump`]); walked into, that file would be a companion.
 pub fn is_dsym_bundle(path: &Path) -> bool {
     path.extension()
         .is_some_and(|e| e.eq_ignore_ascii_case("dSYM"))

@@ -6,10 +6,10 @@
 
 use std::fmt;
 
-use crate::ArgumentError;
+use crate::error::ArgumentError;
 
 /// The variable Kubernetes Indexed Jobs set (0-based) for `--shard auto/N`.
-pub const JOB_INDEX_VARIABLE: &str = "JOB_COMPLETION_INDEX";
+pub(crate) const JOB_INDEX_VARIABLE: &str = "JOB_COMPLETION_INDEX";
 
 /// Shard `index` (0-based) of `count`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

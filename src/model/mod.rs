@@ -1,0 +1,8 @@
+//! The in-memory model of a symbol file, whatever format it was read from: what every
+//! debug-info reader produces (`debuginfo.rs`), functions' line and inline records held
+//! compactly until written (`body.rs`), and the module they build (`module.rs`), which
+//! breakpad/ writes.
+
+pub(crate) mod body;
+pub(crate) mod debuginfo;
+pub mod module;
