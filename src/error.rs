@@ -102,6 +102,13 @@ pub enum WarningKind {
     /// A source file a `--mapping-*` template needs (for its digest) that cannot be
     /// read: its FILE path is written unmapped.
     SourceLink,
+    /// A crash report being symbolized: a line too long to read, an on-device trace's
+    /// damaged parts, a text that looked like JSON and was not.
+    Report,
+    /// A module of a crash report that cannot be looked up as asked: not found, found by
+    /// name alone (a guess, said as such), ambiguous, refused by `--verified-only`, or
+    /// an address nothing places in it.
+    Lookup,
 }
 
 /// One problem that did not stop the dump but lost some information.

@@ -35,6 +35,7 @@ use input::{Base, Pc};
 use sources::{Source, Wanted};
 use symfile::SymFile;
 
+use crate::error::{Warning, WarningKind};
 use crate::load::Input;
 
 /// A symbol file's bytes: mapped from a store (and watched for truncation, see
@@ -146,7 +147,7 @@ pub struct Symbolizer {
     /// Bytes of the symbol files read (for the output's bound).
     pub(crate) symbol_bytes: u64,
     /// What went wrong, once per module or file, for the report's end.
-    pub(crate) warnings: Vec<String>,
+    pub(crate) warnings: Vec<Warning>,
 }
 
 /// What a module has been warned of, once each.
@@ -219,7 +220,7 @@ impl Symbolizer {
 
     /// What went wrong so far, once per module or file: modules not found, failing
     /// servers, damaged symbol files, files found by name alone, limits met.
-    pub fn warnings(&self) -> &[String] {
+    pub fn warnings(&self) -> &[Warning] {
         &self.warnings
     }
 
@@ -470,11 +471,17 @@ impl Symbolizer {
         let seen = self.warned.entry(kind).or_default();
         // Asked first without allocating: most lookups are of modules warned of already.
         if !seen.contains(module) && seen.insert(module.to_string()) {
-            self.warnings.push(format!(
-                "{}: {}",
-                crate::untrusted::for_terminal(module),
-                what()
-            ));
+            let area = match kind {
+                Warned::DeepInlines | Warned::LargeBody => WarningKind::Companion,
+                Warned::LongNames => WarningKind::Names,
+                Warned::PastTheEnd
+                | Warned::Unverified
+                | Warned::Refused
+                | Warned::OutsideCode
+                | Warned::Unplaced => WarningKind::Lookup,
+            };
+            let message = format!("{}: {}", crate::untrusted::for_terminal(module), what());
+            self.warnings.push(Warning::new(area, message));
         }
     }
 
@@ -579,7 +586,8 @@ impl Symbolizer {
         match Input::open(path) {
             Ok(input) => Some(self.parse(path, Bytes(input))),
             Err(e) => {
-                self.warnings.push(e.to_string());
+                self.warnings
+                    .push(Warning::new(WarningKind::Companion, e.to_string()));
                 None
             }
         }
@@ -605,7 +613,10 @@ impl Symbolizer {
         match dumped {
             Ok(text) => Some(self.parse(path, Bytes(Input::from_bytes(path.into(), text)))),
             Err(e) => {
-                self.warnings.push(format!("cannot dump it: {e}"));
+                self.warnings.push(Warning::new(
+                    WarningKind::Companion,
+                    format!("cannot dump it: {e}"),
+                ));
                 None
             }
         }
@@ -618,11 +629,14 @@ impl Symbolizer {
         let sym = SymFile::parse_releasing(bytes, |b, part| b.0.release(part));
         let (damage, count) = sym.damage();
         if let Some(first) = damage.first() {
-            self.warnings.push(format!(
-                "{}:{}: {} ({count} damaged line(s) skipped)",
-                path.display(),
-                first.line,
-                first.problem
+            self.warnings.push(Warning::new(
+                WarningKind::Companion,
+                format!(
+                    "{}:{}: {} ({count} damaged line(s) skipped)",
+                    path.display(),
+                    first.line,
+                    first.problem
+                ),
             ));
         }
         Arc::new(sym)
@@ -716,7 +730,8 @@ mod tests {
         );
         assert_eq!(s.loaded.len(), 1);
         assert_eq!(s.warnings.len(), 1, "{:?}", s.warnings);
-        assert!(s.warnings[0].ends_with(
+        assert_eq!(s.warnings[0].kind, WarningKind::Companion);
+        assert!(s.warnings[0].message.ends_with(
             "app.sym:5: not a record of the Breakpad format (1 damaged line(s) skipped)"
         ));
         let _ = std::fs::remove_dir_all(dir);

@@ -58,22 +58,8 @@ impl Renderer {
                 continue;
             }
             self.tally.resolved += 1;
-            let mut head = format!("    {pc:#x}: ");
-            for (j, f) in frames.iter().enumerate() {
-                out.push('\n');
-                out.push_str(&head);
-                if j > 0 {
-                    out.push_str(" (inlined by) ");
-                }
-                let _ = write!(
-                    out,
-                    "{} at {}:{}",
-                    f.function,
-                    f.file.as_deref().unwrap_or("??"),
-                    f.line.unwrap_or(0)
-                );
-                head = " ".repeat(head.len());
-            }
+            let head = format!("    {pc:#x}: ");
+            push_frames(&mut out, &head, &" ".repeat(head.len()), frames);
         }
         out
     }
@@ -160,10 +146,20 @@ fn sanitizer_parts(line: &str) -> Option<SanitizerParts<'_>> {
 fn pretty(line: &str, frames: &[Resolved]) -> String {
     let mut out = line.to_string();
     let indent = " ".repeat(line.len() - line.trim_start().len() + 4);
+    push_frames(&mut out, &indent, &indent, frames);
+    out
+}
+
+/// `frames` written after `out`, a line each, as llvm-symbolizer's pretty printer writes
+/// them: the first behind `first`, each inlined call's caller behind `rest` and
+/// ` (inlined by) `.
+fn push_frames(out: &mut String, first: &str, rest: &str, frames: &[Resolved]) {
     for (j, f) in frames.iter().enumerate() {
         out.push('\n');
-        out.push_str(&indent);
-        if j > 0 {
+        if j == 0 {
+            out.push_str(first);
+        } else {
+            out.push_str(rest);
             out.push_str(" (inlined by) ");
         }
         let _ = write!(
@@ -174,7 +170,6 @@ fn pretty(line: &str, frames: &[Resolved]) -> String {
             f.line.unwrap_or(0)
         );
     }
-    out
 }
 
 #[cfg(test)]

@@ -14,6 +14,7 @@ use super::maps::ModuleMap;
 use super::render::{Renderer, Tally};
 use super::spool::Spool;
 use super::{Outcome, Resolved, Symbolizer, ips, ondevice};
+use crate::error::{Warning, WarningKind};
 
 pub use super::emit::{Format, OUTPUT_FACTOR, OUTPUT_SLACK};
 
@@ -70,8 +71,11 @@ pub fn run(
                 return tally;
             }
             if let Some(why) = broken_trace(&doc) {
-                symbolizer.warnings.push(format!(
-                    "the report starts like an on-device stack trace but is not JSON ({why}): read as text"
+                symbolizer.warnings.push(Warning::new(
+                    WarningKind::Report,
+                    format!(
+                        "the report starts like an on-device stack trace but is not JSON ({why}): read as text"
+                    ),
                 ));
             }
             let mut pending = blank.into_iter();
@@ -126,11 +130,14 @@ fn broken_trace(doc: &[u8]) -> Option<String> {
 
 fn warn_if_cut(symbolizer: &mut Symbolizer, out: &Bounded<'_>) {
     if out.cut {
-        symbolizer.warnings.push(format!(
-            "the output reached {OUTPUT_FACTOR} times the size of the report and symbol \
+        symbolizer.warnings.push(Warning::new(
+            WarningKind::Output,
+            format!(
+                "the output reached {OUTPUT_FACTOR} times the size of the report and symbol \
              files read (plus {} MiB): the frames after that are left as the report \
              has them",
-            OUTPUT_SLACK >> 20
+                OUTPUT_SLACK >> 20
+            ),
         ));
     }
 }
@@ -167,10 +174,13 @@ fn lines(
         state.records.finish(out)?;
     }
     if state.long_lines > 0 {
-        symbolizer.warnings.push(format!(
-            "{} line(s) longer than {} MiB copied through unread",
-            state.long_lines,
-            MAX_LINE >> 20
+        symbolizer.warnings.push(Warning::new(
+            WarningKind::Report,
+            format!(
+                "{} line(s) longer than {} MiB copied through unread",
+                state.long_lines,
+                MAX_LINE >> 20
+            ),
         ));
     }
     Ok(state.renderer.tally)
@@ -610,7 +620,12 @@ fn trace(
             format!("an on-device stack trace: {e}"),
         )
     })?;
-    symbolizer.warnings.extend(trace.warnings.iter().cloned());
+    symbolizer.warnings.extend(
+        trace
+            .warnings
+            .iter()
+            .map(|w| Warning::new(WarningKind::Report, w.clone())),
+    );
     let mut tally = Tally::default();
     let mut records = JsonLines::default();
     for (t, thread) in trace.threads.iter().enumerate() {

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use super::store::{Found, Stores, debug_ids, file_name, spellings};
+use crate::error::{Warning, WarningKind};
 use crate::fetch::Limits;
 use crate::fetch::debuginfod::Debuginfod;
 use crate::fetch::symbols::SymbolServers;
@@ -75,28 +76,34 @@ pub(crate) struct Wanted<'a> {
 impl Sources {
     /// Stores and debug directories that are not directories (a typo is otherwise
     /// only a report with nothing resolved).
-    pub(crate) fn missing_dirs(&self) -> Vec<String> {
+    pub(crate) fn missing_dirs(&self) -> Vec<Warning> {
         let stores = self.stores.iter().map(|d| ("--store", d));
         let debug = self.debug_dirs.iter().map(|d| ("--debug-dir", d));
         stores
             .chain(debug)
             .filter(|(_, d)| !d.is_dir())
-            .map(|(flag, d)| format!("{flag} {}: not a directory", d.display()))
+            .map(|(flag, d)| {
+                let message = format!("{flag} {}: not a directory", d.display());
+                Warning::new(WarningKind::Lookup, message)
+            })
             .collect()
     }
 
     /// The first source of `want`'s symbols; what went wrong on the way (an ambiguous
     /// name, failing servers) goes to `warnings`.
-    pub(crate) fn find(&mut self, want: Wanted, warnings: &mut Vec<String>) -> Source {
+    pub(crate) fn find(&mut self, want: Wanted, warnings: &mut Vec<Warning>) -> Source {
         match Stores::new(self.stores.clone()).find(want.module, want.build_id) {
             Found::File(path) => return Source::SymFile(path),
             Found::Ambiguous(ids) => {
-                warnings.push(format!(
-                    "{}: no build ID given and the stores hold {} builds of it ({}): \
+                warnings.push(Warning::new(
+                    WarningKind::Lookup,
+                    format!(
+                        "{}: no build ID given and the stores hold {} builds of it ({}): \
                      not resolved",
-                    crate::untrusted::for_terminal(want.module.unwrap_or("")),
-                    ids.len(),
-                    ids.join(", ")
+                        crate::untrusted::for_terminal(want.module.unwrap_or("")),
+                        ids.len(),
+                        ids.join(", ")
+                    ),
                 ));
                 return Source::Missing;
             }
@@ -116,7 +123,7 @@ impl Sources {
 
     /// What is left of the run's time on the network (starting its clock), or None
     /// when it is spent (said once).
-    fn network_left(&mut self, warnings: &mut Vec<String>) -> Option<Option<Duration>> {
+    fn network_left(&mut self, warnings: &mut Vec<Warning>) -> Option<Option<Duration>> {
         let Some(total) = self.network_time else {
             return Some(None);
         };
@@ -125,18 +132,18 @@ impl Sources {
         if left.is_zero() {
             if !self.clock.spent {
                 self.clock.spent = true;
-                warnings.push(format!(
+                warnings.push(server_warning(format!(
                     "the run's {} s on symbol servers and debuginfod are spent: no server \
                      is asked for the other modules",
                     total.as_secs()
-                ));
+                )));
             }
             return None;
         }
         Some(Some(left))
     }
 
-    fn on_servers(&mut self, want: Wanted, warnings: &mut Vec<String>) -> Option<PathBuf> {
+    fn on_servers(&mut self, want: Wanted, warnings: &mut Vec<Warning>) -> Option<PathBuf> {
         let name = want.module.and_then(file_name)?;
         let ids = debug_ids(want.build_id?);
         if ids.is_empty() || self.servers.as_ref()?.urls.is_empty() {
@@ -148,7 +155,7 @@ impl Sources {
         servers_now.limits = within(servers.limits, left);
         let fetched = servers_now.find(name, &ids);
         if !fetched.problems.is_empty() {
-            warnings.extend(fetched.problems.iter().cloned());
+            warnings.extend(fetched.problems.iter().map(|p| server_warning(p.clone())));
             // A server that failed (down, hanging, refusing) is not asked again in this
             // run: each module would wait for it as long again.
             servers.urls.retain(|u| {
@@ -199,7 +206,7 @@ impl Sources {
             .find(|c| is_object_of(c, want.build_id))
     }
 
-    fn on_debuginfod(&mut self, want: Wanted, warnings: &mut Vec<String>) -> Option<PathBuf> {
+    fn on_debuginfod(&mut self, want: Wanted, warnings: &mut Vec<Warning>) -> Option<PathBuf> {
         let id = crate::identity::unhex(want.build_id?)?;
         if self.debuginfod.as_ref()?.servers.is_empty() {
             return None;
@@ -214,9 +221,14 @@ impl Sources {
         client
             .servers
             .retain(|s| !fetched.problems.iter().any(|p| p.contains(s.as_str())));
-        warnings.extend(fetched.problems);
+        warnings.extend(fetched.problems.into_iter().map(server_warning));
         fetched.path
     }
+}
+
+/// A problem with a symbol server or debuginfod, as a warning.
+fn server_warning(message: String) -> Warning {
+    Warning::new(WarningKind::Server, message)
 }
 
 /// `limits` for a download that must end within `left`: a download can last its whole

@@ -916,7 +916,7 @@ const FIELD: &[(&str, u64)] = &[
 
 /// `dumpsyms symbolize ARGS REPORT` in an empty directory, with nothing to resolve from
 /// but what ARGS give: (stdout, stderr).
-fn symbolize_in_empty_dir(tag: &str, args: &[&str], report: &Path) -> (Vec<u8>, String) {
+pub(crate) fn symbolize_in_empty_dir(tag: &str, args: &[&str], report: &Path) -> (Vec<u8>, String) {
     let o = dumpsyms_command()
         .current_dir(scratch(tag))
         .args(["symbolize", "--no-debuginfod"])

@@ -65,15 +65,7 @@ fn symbolize(report: &Path, args: &[&str]) -> (Vec<u8>, String) {
     // Each run in a directory of its own: the tests run at once.
     static RUNS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let run = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let o = dumpsyms_command()
-        .current_dir(scratch(&format!("symbolize-maps-cwd-{run}")))
-        .args(["symbolize", "--no-debuginfod"])
-        .args(args)
-        .arg(report)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    (o.stdout, String::from_utf8(o.stderr).unwrap())
+    crate::symbolize::symbolize_in_empty_dir(&format!("symbolize-maps-cwd-{run}"), args, report)
 }
 
 /// A PIE program and its library print `./app(work+0x10)[0x55…]` (absolute addresses
