@@ -1244,12 +1244,27 @@ fn hostile_symbol_files_and_reports_are_bounded() {
         cost.stderr
     );
     std::fs::remove_dir_all(&dir).ok();
+    // 200,000 absolute frames placed through a list of 20,000 modules, as glibc's abort
+    // report gives them: every frame looked at every module (over 60 s before).
+    let frames = 200_000 / scale;
+    let mut listed: String = (0..frames)
+        .map(|i| format!("./prog[{:#x}]\n", 0x400000 + i))
+        .collect();
+    listed.push_str("======= Memory map: ========\n");
+    for i in 0..20_000 / scale {
+        let base = 0x1000_0000 + i * 0x10000;
+        listed.push_str(&format!(
+            "{base:x}-{:x} r-xp 00000000 fd:01 {i} /lib/l{i}.so\n",
+            base + 0x1000
+        ));
+    }
     // Lines shaped to make a scanner look back from every byte: 1 MiB of `)`, of
     // nested brackets, of `pc ` tokens, and 20 lines of 100 KB of `)` (74–97 s, 12–24 s,
     // 14 s and 18.5 s before).
     // Just under the 1 MiB past which a line is copied through unread.
     let half = (1 << 19) - 64;
-    let shapes: [(&str, String); 6] = [
+    let shapes: [(&str, String); 7] = [
+        ("200,000 absolute frames and 20,000 listed modules", listed),
         ("a 1 MiB line of )", ")".repeat(2 * half)),
         (
             "1 MiB of nested (",
