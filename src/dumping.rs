@@ -5,15 +5,18 @@
 use std::path::{Path, PathBuf};
 
 use crate::error::{ArgumentError, Error, ErrorKind, WarningKind};
+use crate::model::ids::Arch;
 use crate::options::{Dump, Options};
 use crate::{demangle, load, locate, pdb, pipeline, workers};
 
 /// The architectures in `path`: a universal Mach-O's slices, else its one.
-pub fn architectures(path: &Path) -> Result<Vec<String>, Error> {
+pub fn architectures(path: &Path) -> Result<Vec<Arch>, Error> {
     let path = locate::resolve_dsym_bundle(path)?;
     let input = load::Input::open(&path)?;
     if pdb::is_pdb(input.bytes()) {
-        return Ok(vec![pdb::identify(&path, input.bytes())?.arch.to_string()]);
+        return Ok(vec![Arch::from_name(
+            pdb::identify(&path, input.bytes())?.arch,
+        )]);
     }
     load::architectures(&input)
 }

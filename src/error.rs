@@ -38,8 +38,8 @@ pub enum ErrorKind {
         source: pdb2::Error,
     },
     /// No worker threads could be started to dump it.
-    #[error("{0}")]
-    Threads(String),
+    #[error("cannot start worker threads: {0}")]
+    Threads(#[source] std::io::Error),
 }
 
 /// An error tied to the input file it concerns. Its `source()` is the underlying error
@@ -228,6 +228,17 @@ impl<'a> IntoIterator for &'a Warnings {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum ArgumentError {
+    /// A debug id that is not one word (empty, or with a space or control character).
+    #[error("{0:?} is not a debug id (one word, no spaces)")]
+    DebugId(String),
+    /// A code id that is not one word.
+    #[error("{0:?} is not a code id (one word, no spaces)")]
+    CodeId(String),
+    /// An architecture name neither Breakpad nor Apple's or GNU's tools use.
+    #[error(
+        "{0:?} is not an architecture (x86, x86_64, arm, arm64, ppc, ppc64, mips, mips64, riscv, riscv64, s390x, sparc, sparcv9, or another tool's name for one: i386, aarch64, arm64e, armv7, …)"
+    )]
+    Arch(String),
     /// `--prefix-map` is not `OLD=NEW`.
     #[error("{0:?} is not OLD=NEW with a non-empty OLD")]
     PrefixMap(String),

@@ -58,6 +58,7 @@ pub use breakpad::write_module;
 pub use dumping::{architectures, dump, dump_bytes, parse_extra_info};
 pub use error::{ArgumentError, Error, ErrorKind, Warning, WarningKind, Warnings};
 pub use locate::Search;
+pub use model::ids::{Arch, CodeId, DebugId};
 pub use model::module::{Function, Inline, Line, Module, Public};
 pub use options::{Dump, NoStackRecords, Options};
 pub use paths::{SourcePaths, parse_prefix_map};

@@ -585,7 +585,8 @@ fn select_slice<'a>(
 }
 
 /// The architectures in a file: its slices for a universal Mach-O, else its one.
-pub fn architectures(input: &Input) -> Result<Vec<String>, Error> {
+pub fn architectures(input: &Input) -> Result<Vec<crate::model::ids::Arch>, Error> {
+    use crate::model::ids::Arch;
     let path = input.path();
     let data = input.bytes();
     match file_kind(input)? {
@@ -593,12 +594,12 @@ pub fn architectures(input: &Input) -> Result<Vec<String>, Error> {
             Ok(fat_slices(data, kind)
                 .map_err(|e| corrupt(path, e))?
                 .into_iter()
-                .map(|s| s.0.to_string())
+                .map(|s| Arch::from_name(s.0))
                 .collect())
         }
         _ => {
             let file = object::File::parse(data).map_err(|e| corrupt(path, e))?;
-            Ok(vec![slice_name(file.architecture()).to_string()])
+            Ok(vec![Arch::from_name(slice_name(file.architecture()))])
         }
     }
 }

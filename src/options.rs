@@ -5,11 +5,14 @@
 use std::path::{Path, PathBuf};
 
 use crate::error::Warnings;
+use crate::model::ids::{Arch, DebugId};
 use crate::model::module::Module;
 use crate::{fetch, locate, paths};
 
-/// What to dump and how.
+/// What to dump and how. Start from [`Options::default`] and set fields: new fields
+/// may be added, so the struct cannot be written out whole outside the crate.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct Options {
     /// Only the `MODULE` and `INFO` records (`-i`).
     pub header_only: bool,
@@ -24,7 +27,7 @@ pub struct Options {
     /// Operating system field instead of `Linux` (`-o`).
     pub os: Option<String>,
     /// Debug id instead of the computed one (`-b`).
-    pub debug_id: Option<String>,
+    pub debug_id: Option<DebugId>,
     /// Keep absolute addresses instead of making them relative to the load address (`-a`).
     pub keep_load_address: bool,
     /// Follow DWARF references between compilation units (`-r` turns this off).
@@ -32,7 +35,7 @@ pub struct Options {
     /// Extra directories to search for separate debug files (and `.dSYM` bundles).
     pub debug_dirs: Vec<PathBuf>,
     /// The slice of a universal Mach-O to dump (`--arch`).
-    pub arch: Option<String>,
+    pub arch: Option<Arch>,
     /// How FILE paths are written (normalized; `--prefix-map`).
     pub source_paths: paths::SourcePaths,
     /// Extra `INFO KEY value` records (`--extra-info`), written after the others.

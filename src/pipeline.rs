@@ -14,6 +14,7 @@ use crate::error::{Error, ErrorKind, WarningKind, Warnings};
 use crate::identity::{self, Identity, Layout};
 use crate::load::{Input, Object};
 use crate::locate::{self, DebugFile, Located, Search};
+use crate::model::ids::Arch;
 use crate::model::module::{Module, Sources};
 use crate::options::{Dump, NoStackRecords, Options, basename};
 use crate::pdb::{PdbId, PdbOptions};
@@ -30,7 +31,7 @@ fn read_input(input: &Input, opts: &Options, on_disk: bool) -> Result<Dump, Erro
     if pdb::is_pdb(input.bytes()) {
         return pdb_dump(input, opts, on_disk);
     }
-    let obj = Object::parse_arch(input, opts.arch.as_deref())?;
+    let obj = Object::parse_arch(input, opts.arch.map(Arch::name))?;
     // Written into the MODULE record: a newline in a file name would end it early.
     let name = opts.name.clone().unwrap_or_else(|| basename(input.path()));
     let name = demangle::sanitize(&name).unwrap_or_else(|| "unnamed".into());
@@ -57,7 +58,7 @@ fn override_identity(identity: &mut Identity, opts: &Options) {
         identity.os = os.clone();
     }
     if let Some(id) = &opts.debug_id {
-        identity.debug_id = id.clone();
+        identity.debug_id = id.to_string();
     }
     if let Some(name) = &opts.name
         && let Some(name) = demangle::sanitize(name)
@@ -232,7 +233,7 @@ fn read_cfi(
 /// The servers `search` could not use, as warnings of their kind.
 fn tell_servers(search: &mut Search, warnings: &mut Warnings) {
     for problem in std::mem::take(&mut search.servers) {
-        warnings.push(WarningKind::Server, problem);
+        warnings.add(problem);
     }
 }
 
@@ -512,6 +513,7 @@ fn pdb_identity(path: &Path, id: PdbId) -> Identity {
         debug_id: id.debug_id(),
         arch: id.arch,
         code_id: None,
+        code_file: None,
         name: crate::demangle::sanitize(&name).unwrap_or_else(|| "unnamed".into()),
     }
 }

@@ -28,7 +28,7 @@ thread_local! {
 pub(crate) fn run<R: Send>(
     jobs: Option<usize>,
     work: impl FnOnce() -> R + Send,
-) -> Result<R, String> {
+) -> Result<R, std::io::Error> {
     if ON_WORKER.get() {
         return Ok(work());
     }
@@ -48,7 +48,7 @@ pub(crate) fn run<R: Send>(
 /// 2 to 1.93. Each pool has about the square root of `threads` workers (at least two), so
 /// that one file alone can still use several cores and the threads stay few; while other
 /// files wait in the batch's queue, all but one of them are held ([`Tail`]).
-pub(crate) fn for_one_file(threads: usize, tail: &Arc<Tail>) -> Result<ThreadPool, String> {
+pub(crate) fn for_one_file(threads: usize, tail: &Arc<Tail>) -> Result<ThreadPool, std::io::Error> {
     let pool = build(per_file(threads.max(1)))?;
     tail.hold(&pool);
     Ok(pool)
@@ -113,17 +113,18 @@ fn per_file(threads: usize) -> usize {
     root.max(2).min(threads)
 }
 
-fn build(threads: usize) -> Result<ThreadPool, String> {
+fn build(threads: usize) -> Result<ThreadPool, std::io::Error> {
     ThreadPoolBuilder::new()
         .stack_size(STACK)
         .num_threads(threads)
         .thread_name(|i| format!("dumpsyms-{i}"))
         .start_handler(|_| ON_WORKER.set(true))
         .build()
-        .map_err(|e| format!("cannot start worker threads: {e}"))
+        // rayon's error, kept as the source: the system refused a thread.
+        .map_err(std::io::Error::other)
 }
 
-fn pool(threads: usize) -> Result<Arc<ThreadPool>, String> {
+fn pool(threads: usize) -> Result<Arc<ThreadPool>, std::io::Error> {
     let mut pools = POOLS.lock().unwrap_or_else(|e| e.into_inner());
     if let Some((_, pool)) = pools.iter().find(|(n, _)| *n == threads) {
         return Ok(pool.clone());

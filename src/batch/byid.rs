@@ -5,8 +5,11 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::error::{Warning, WarningKind};
 use crate::fetch::Fetched;
+use crate::model::ids::{CodeId, DebugId};
 use crate::options::Options;
+use crate::untrusted::UnsafeName;
 
 /// A module as a crash report or a missing-symbols list names it.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
@@ -14,9 +17,9 @@ pub struct ById {
     /// The debug file (`ntdll.pdb`) or, for ELF, the module's file name (`libc.so.6`).
     pub file: String,
     /// A PDB's debug id (GUID and age).
-    pub debug_id: Option<String>,
+    pub debug_id: Option<DebugId>,
     /// A PE's code id (`TimeDateStamp` and `SizeOfImage`), or an ELF file's GNU build ID.
-    pub code_id: Option<String>,
+    pub code_id: Option<CodeId>,
     /// The image a PDB belongs to (default: the PDB's name with `.dll`).
     pub code_file: Option<String>,
 }
@@ -30,18 +33,87 @@ pub struct Local {
     pub companion: Option<PathBuf>,
     /// The module name to write: the fetched file's cache name is not the module's.
     pub name: Option<String>,
-    /// Servers that failed on the way (for warnings).
-    pub problems: Vec<String>,
+    /// Servers that failed on the way, and what the fetched files lack: warnings of
+    /// [`WarningKind::Server`].
+    pub problems: Vec<Warning>,
 }
 
-/// Why a module could not be had: on no server (`not_found`), a server that failed, or a
-/// request that cannot be answered.
-#[derive(Debug)]
-pub struct Unavailable {
-    /// Why, naming the module and where it was looked for.
-    pub message: String,
-    /// True when every server asked answered that it does not have it.
-    pub not_found: bool,
+/// Why a module could not be had: on no server, a server that failed, or a request that
+/// cannot be answered. New reasons may be added.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Unavailable {
+    /// Every server asked answered that it does not have it.
+    #[error("{module}: on no server; asked {}", asked.join(", "))]
+    NotFound {
+        /// The file asked for and its id.
+        module: String,
+        /// Every place asked (caches and servers).
+        asked: Vec<String>,
+    },
+    /// A server failed (down, failing), so whether it has the file is not known.
+    #[error(
+        "{module}: could not be fetched ({}); asked {}",
+        problems.iter().map(|p| p.message.as_str()).collect::<Vec<_>>().join("; "),
+        asked.join(", ")
+    )]
+    ServerFailed {
+        /// The file asked for and its id.
+        module: String,
+        /// Every place asked (caches and servers).
+        asked: Vec<String>,
+        /// What each failing server did.
+        problems: Vec<Warning>,
+    },
+    /// A PDB is asked for without its debug id.
+    #[error("{file}: a PDB is fetched by --debug-id")]
+    NoDebugId {
+        /// The module's file name.
+        file: String,
+    },
+    /// An image or an ELF module is asked for without its code id.
+    #[error(
+        "{file}: {}",
+        if *elf { "an ELF module is fetched by --code-id (its GNU build ID)" }
+        else { "an image is fetched by --code-id" }
+    )]
+    NoCodeId {
+        /// The module's file name.
+        file: String,
+        /// An ELF module (whose code id is its GNU build ID), not a Windows image.
+        elf: bool,
+    },
+    /// An ELF module's code id that is not a build ID in hex.
+    #[error("{file}: code id {code_id:?} is not a GNU build ID (hex)")]
+    NotBuildId {
+        /// The module's file name.
+        file: String,
+        /// The code id given.
+        code_id: String,
+    },
+    /// A Windows module is asked for and no symbol server is set.
+    #[error("{file}: no symbol server to fetch it from (--symbol-server or _NT_SYMBOL_PATH)")]
+    NoSymbolServer {
+        /// The module's file name.
+        file: String,
+    },
+    /// An ELF module is asked for and no debuginfod server is set.
+    #[error("{file}: no debuginfod server to fetch it from (DEBUGINFOD_URLS is not set)")]
+    NoDebuginfod {
+        /// The module's file name.
+        file: String,
+    },
+    /// A name that cannot be a file name in a cache or on a server.
+    #[error(transparent)]
+    UnsafeName(#[from] UnsafeName),
+}
+
+impl Unavailable {
+    /// True when every server asked answered that it does not have the module: counted,
+    /// not a failure.
+    pub fn not_found(&self) -> bool {
+        matches!(self, Unavailable::NotFound { .. })
+    }
 }
 
 impl ById {
@@ -73,8 +145,7 @@ impl ById {
 
     /// Fetches what dumping this module needs.
     pub fn fetch(&self, opts: &Options) -> Result<Local, Unavailable> {
-        crate::untrusted::path_component(&self.file, "module name")
-            .map_err(|e| usage(e.to_string()))?;
+        crate::untrusted::path_component(&self.file, "module name")?;
         if self.is_pdb() {
             self.fetch_pdb(opts)
         } else if self.is_pe() {
@@ -90,7 +161,9 @@ impl ById {
         let id = self
             .debug_id
             .as_deref()
-            .ok_or_else(|| usage(format!("{}: a PDB is fetched by --debug-id", self.file)))?
+            .ok_or_else(|| Unavailable::NoDebugId {
+                file: self.file.clone(),
+            })?
             .to_ascii_uppercase();
         let servers = symbol_path(opts, &self.file)?;
         let verify = |p: &Path| crate::locate::verify_pdb(p, &id);
@@ -103,8 +176,7 @@ impl ById {
                     .code_file
                     .clone()
                     .unwrap_or_else(|| with_extension(&self.file, "dll"));
-                crate::untrusted::path_component(&image, "code file")
-                    .map_err(|e| usage(e.to_string()))?;
+                crate::untrusted::path_component(&image, "code file")?;
                 let code_id = code_id.to_ascii_uppercase();
                 let verify = |p: &Path| crate::locate::verify_pe(p, &code_id);
                 let fetched = servers.find(&image, &code_id, &verify);
@@ -127,7 +199,10 @@ impl ById {
         let code_id = self
             .code_id
             .as_deref()
-            .ok_or_else(|| usage(format!("{}: an image is fetched by --code-id", self.file)))?
+            .ok_or_else(|| Unavailable::NoCodeId {
+                file: self.file.clone(),
+                elf: false,
+            })?
             .to_ascii_uppercase();
         let servers = symbol_path(opts, &self.file)?;
         let verify = |p: &Path| crate::locate::verify_pe(p, &code_id);
@@ -145,24 +220,23 @@ impl ById {
     /// executable from debuginfod, whose debug file the dump then fetches by the same
     /// ID; the debug file alone when no server has the executable.
     fn fetch_elf(&self, opts: &Options) -> Result<Local, Unavailable> {
-        let hex = self.code_id.as_deref().ok_or_else(|| {
-            usage(format!(
-                "{}: an ELF module is fetched by --code-id (its GNU build ID)",
-                self.file
-            ))
+        let hex = self
+            .code_id
+            .as_deref()
+            .ok_or_else(|| Unavailable::NoCodeId {
+                file: self.file.clone(),
+                elf: true,
+            })?;
+        let build_id = crate::identity::unhex(hex).ok_or_else(|| Unavailable::NotBuildId {
+            file: self.file.clone(),
+            code_id: hex.to_string(),
         })?;
-        let build_id = crate::identity::unhex(hex).ok_or_else(|| {
-            usage(format!(
-                "{}: code id {hex:?} is not a GNU build ID (hex)",
-                self.file
-            ))
-        })?;
-        let client = opts.debuginfod.as_ref().ok_or_else(|| {
-            usage(format!(
-                "{}: no debuginfod server to fetch it from (DEBUGINFOD_URLS is not set)",
-                self.file
-            ))
-        })?;
+        let client = opts
+            .debuginfod
+            .as_ref()
+            .ok_or_else(|| Unavailable::NoDebuginfod {
+                file: self.file.clone(),
+            })?;
         let verify = |p: &std::path::Path| crate::locate::has_build_id(p, &build_id);
         let executable = client.executable(&build_id, &verify);
         let mut problems = executable.problems.clone();
@@ -186,10 +260,13 @@ impl ById {
             },
             &format!("{} {}", self.file, hex.to_ascii_lowercase()),
         )?;
-        problems.push(format!(
-            "{}: no server has the executable, only its debug file: no STACK CFI (its \
-             .eh_frame is in the executable)",
-            self.file
+        problems.push(Warning::new(
+            WarningKind::Server,
+            format!(
+                "{}: no server has the executable, only its debug file: no STACK CFI (its \
+                 .eh_frame is in the executable)",
+                self.file
+            ),
         ));
         Ok(Local {
             input,
@@ -200,39 +277,31 @@ impl ById {
     }
 }
 
-fn usage(message: String) -> Unavailable {
-    Unavailable {
-        message,
-        not_found: false,
-    }
-}
-
 /// The symbol path, or why there is none.
 fn symbol_path<'a>(
     opts: &'a Options,
     file: &str,
 ) -> Result<&'a crate::fetch::symsrv::SymbolPath, Unavailable> {
-    opts.symbol_path.as_ref().ok_or_else(|| {
-        usage(format!(
-            "{file}: no symbol server to fetch it from (--symbol-server or _NT_SYMBOL_PATH)"
-        ))
-    })
+    opts.symbol_path
+        .as_ref()
+        .ok_or_else(|| Unavailable::NoSymbolServer {
+            file: file.to_string(),
+        })
 }
 
 /// The file fetched, or why not: on no server (every one asked answered that it does
 /// not have it), or a server that failed.
 fn found(fetched: Fetched, what: &str) -> Result<PathBuf, Unavailable> {
     let Some(path) = fetched.path else {
-        let asked = fetched.asked.join(", ");
-        let not_found = fetched.problems.is_empty();
-        let message = match not_found {
-            true => format!("{what}: on no server; asked {asked}"),
-            false => format!(
-                "{what}: could not be fetched ({}); asked {asked}",
-                fetched.problems.join("; ")
-            ),
-        };
-        return Err(Unavailable { message, not_found });
+        let (module, asked) = (what.to_string(), fetched.asked);
+        return Err(match fetched.problems.is_empty() {
+            true => Unavailable::NotFound { module, asked },
+            false => Unavailable::ServerFailed {
+                module,
+                asked,
+                problems: fetched.problems,
+            },
+        });
     };
     Ok(path)
 }

@@ -85,7 +85,7 @@ fn header_id(opts: &Options, file: &Path) -> Option<String> {
     };
     crate::dumping::dump(file, &header)
         .ok()
-        .map(|d| d.module.debug_id)
+        .map(|d| d.module.debug_id.to_string())
 }
 
 /// The name of the binary a separate ELF debug file was split from, as the debug file's

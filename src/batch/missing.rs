@@ -6,6 +6,7 @@
 use std::path::Path;
 
 use crate::batch::byid::ById;
+use crate::error::ArgumentError;
 
 /// One row of a list that cannot be used, by its line number (from 1).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -13,7 +14,25 @@ pub struct BadRow {
     /// Its line number, from 1.
     pub line: usize,
     /// What is wrong with it.
-    pub problem: String,
+    pub problem: RowProblem,
+}
+
+/// What is wrong with a row of a list. New problems may be added.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum RowProblem {
+    /// A header row that lacks one of the four columns.
+    #[error("the header has no {0} column")]
+    NoColumn(&'static str),
+    /// A row with no module name.
+    #[error("no debug_file")]
+    NoDebugFile,
+    /// A row with neither id: nothing to fetch it by.
+    #[error("{0}: neither a debug id nor a code id")]
+    NoId(String),
+    /// An id that is not one word.
+    #[error(transparent)]
+    BadId(#[from] ArgumentError),
 }
 
 /// Why a list cannot be read.
@@ -137,12 +156,12 @@ impl Default for Columns {
 }
 
 impl Columns {
-    fn from_header(fields: &[&str]) -> Result<Columns, String> {
-        let at = |name: &str| {
+    fn from_header(fields: &[&str]) -> Result<Columns, RowProblem> {
+        let at = |name: &'static str| {
             fields
                 .iter()
                 .position(|f| f.eq_ignore_ascii_case(name))
-                .ok_or_else(|| format!("the header has no {name} column"))
+                .ok_or(RowProblem::NoColumn(name))
         };
         Ok(Columns {
             debug_file: at("debug_file")?,
@@ -152,7 +171,7 @@ impl Columns {
         })
     }
 
-    fn row(&self, fields: &[&str]) -> Result<ById, String> {
+    fn row(&self, fields: &[&str]) -> Result<ById, RowProblem> {
         let get = |i: usize| {
             fields
                 .get(i)
@@ -160,15 +179,15 @@ impl Columns {
                 .filter(|f| !f.is_empty())
                 .map(str::to_string)
         };
-        let debug_file = get(self.debug_file).ok_or("no debug_file")?;
+        let debug_file = get(self.debug_file).ok_or(RowProblem::NoDebugFile)?;
         let row = ById {
             file: debug_file,
-            debug_id: get(self.debug_id),
+            debug_id: get(self.debug_id).map(|f| f.parse()).transpose()?,
             code_file: get(self.code_file),
-            code_id: get(self.code_id),
+            code_id: get(self.code_id).map(|f| f.parse()).transpose()?,
         };
         if row.debug_id.is_none() && row.code_id.is_none() {
-            return Err(format!("{}: neither a debug id nor a code id", row.file));
+            return Err(RowProblem::NoId(row.file));
         }
         Ok(row)
     }
@@ -197,7 +216,7 @@ mod tests {
             bad,
             vec![BadRow {
                 line: 5,
-                problem: "no debug_file".into()
+                problem: RowProblem::NoDebugFile
             }]
         );
 
@@ -216,6 +235,21 @@ mod tests {
             parse(reordered).0[0].code_id.as_deref(),
             Some("5E3A2B1C7D000")
         );
-        assert!(!parse("debug_file,code_id\nx,y\n").1.is_empty());
+        assert_eq!(
+            parse("debug_file,code_id\nx,y\n").1[0].problem,
+            RowProblem::NoColumn("debug_id")
+        );
+        // A quoted field may hold a space; an id cannot, and the row says why.
+        let spaced = "debug_file,debug_id,code_file,code_id\nxul.pdb,\"44E4 EC8C\",,\n";
+        let (rows, bad) = parse(spaced);
+        assert!(rows.is_empty());
+        assert_eq!(
+            bad[0].problem.to_string(),
+            "\"44E4 EC8C\" is not a debug id (one word, no spaces)"
+        );
+        assert_eq!(
+            parse("xul.pdb\n").1[0].problem,
+            RowProblem::NoId("xul.pdb".into())
+        );
     }
 }

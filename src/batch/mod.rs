@@ -11,7 +11,7 @@ pub mod shard;
 pub(crate) mod tree;
 mod unpack;
 
-pub use report::{Counts, Event, Failure, Progress, Report};
+pub use report::{Counts, Event, Failure, Progress, Report, Skip};
 
 use std::collections::HashMap;
 use std::io::{self, Write};
@@ -107,7 +107,7 @@ impl Batch<'_> {
         for problem in &local.problems {
             self.report.event(&Event::Server {
                 about: Some(Path::new(&want.file)),
-                warning: &Warning::new(WarningKind::Server, problem.as_str()),
+                warning: problem,
             });
         }
         let opts = Options {
@@ -189,7 +189,7 @@ impl Batch<'_> {
         match self.by_id(row, &to) {
             Ok(written) => Stored::Dumped(written.into_iter().collect()),
             Err(Failure::BrokenPipe) => Stored::Dumped(Vec::new()),
-            Err(Failure::Unavailable(u)) if u.not_found => Stored::NotFound(u),
+            Err(Failure::Unavailable(u)) if u.not_found() => Stored::NotFound(u),
             Err(e) => self.failed(e),
         }
     }
@@ -408,7 +408,10 @@ impl Batch<'_> {
             // replace.
             variants.retain(|o| !census.claims(o, file));
             if variants.is_empty() {
-                self.report.event(&Event::Skipped { input: file, why });
+                self.report.event(&Event::Skipped {
+                    input: file,
+                    why: *why,
+                });
                 return Stored::Companion;
             }
             if let Some(name) = census::binary_name(file)
@@ -490,7 +493,10 @@ impl Batch<'_> {
                 source: io::Error::new(source.kind(), source.to_string()),
             })),
             tree::Role::Companion(why) => {
-                self.report.event(&Event::Skipped { input: file, why });
+                self.report.event(&Event::Skipped {
+                    input: file,
+                    why: *why,
+                });
                 Some(Stored::Companion)
             }
         }

@@ -104,7 +104,7 @@ pub enum Event<'a> {
         /// The file.
         input: &'a Path,
         /// Why.
-        why: &'a str,
+        why: Skip,
     },
     /// An archive among the inputs (or inside one) was unpacked: its members are dumped
     /// from `into`, a directory of the run's own in the store, removed when the run
@@ -157,6 +157,31 @@ pub enum Event<'a> {
     },
 }
 
+/// Why a file met in a tree is not a module of its own: it is read through another,
+/// or holds no code to symbolize. New reasons may be added.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Skip {
+    /// A PDB, read through its image.
+    #[error("a PDB: read through its image")]
+    Pdb,
+    /// The DWARF file inside a dSYM, read through its binary.
+    #[error("a dSYM's DWARF file: read through its binary")]
+    DsymDwarf,
+    /// A separate ELF debug file, read through its binary.
+    #[error("a separate debug file (no code): read through its binary")]
+    DebugFile,
+    /// A relocatable object: `.o`, `.dwo`, `.dwp`, or a dwz file of that kind.
+    #[error("a relocatable object (.o, .dwo, .dwp or dwz file)")]
+    Relocatable,
+    /// A dwz file, read through the debug files that refer to it.
+    #[error("a dwz file (DWARF shared by debug files)")]
+    Dwz,
+    /// A core dump.
+    #[error("a core dump")]
+    Core,
+}
+
 /// The tally of a store or missing-list batch.
 #[derive(Debug, Clone, Default)]
 pub struct Counts {
@@ -189,7 +214,7 @@ pub enum Failure {
     #[error(transparent)]
     Dump(#[from] crate::error::Error),
     /// A module asked for by id could not be had: no server has it, or a server failed.
-    #[error("{}", .0.message)]
+    #[error(transparent)]
     Unavailable(Unavailable),
     /// The symbol file cannot be written.
     #[error("{}: cannot write: {source}", path.display())]
@@ -240,8 +265,8 @@ pub enum Failure {
         why: String,
     },
     /// No worker threads could be started.
-    #[error("{0}")]
-    Threads(String),
+    #[error("cannot start worker threads: {0}")]
+    Threads(#[source] io::Error),
     /// `--check-cfi`: the dump would write no STACK record, so nothing was written.
     #[error(
         "{}: no STACK records (--check-cfi){}",

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 
 use object::{Object as _, ObjectSection as _};
 
+use crate::batch::report::Skip;
 use crate::load::{Input, Object};
 
 /// What a file under a tree is to the dumper.
@@ -19,10 +20,10 @@ pub enum Role {
     /// Not an object file at all (sources, scripts, data): passed over silently.
     NotObject,
     /// An object file that is not dumped on its own, and why.
-    Companion(&'static str),
+    Companion(Skip),
     /// A debug file (separate ELF debug file, dSYM's DWARF file, PDB): read through its
     /// binary when the run has it, else dumped on its own (see [`crate::batch`]).
-    DebugFile(&'static str),
+    DebugFile(Skip),
     /// A file that cannot be read (permissions), or is no longer a regular file: a
     /// failure of the run, never passed over silently.
     Unreadable(std::io::Error),
@@ -128,7 +129,7 @@ pub fn role(path: &Path) -> Role {
         Err(e) => return Role::Unreadable(e),
     };
     if read && head == *b"Micr" && is_pdb_file(path) {
-        return Role::DebugFile("a PDB: read through its image");
+        return Role::DebugFile(Skip::Pdb);
     }
     if !read || !looks_like_object(&head) {
         return Role::NotObject;
@@ -148,7 +149,7 @@ pub fn role(path: &Path) -> Role {
         };
     }
     if is_dsym(first_slice(input.bytes())) {
-        return Role::DebugFile("a dSYM's DWARF file: read through its binary");
+        return Role::DebugFile(Skip::DsymDwarf);
     }
     let obj = match Object::parse_any(&input) {
         Ok(o) => o,
@@ -156,9 +157,9 @@ pub fn role(path: &Path) -> Role {
     };
     match obj.file.kind() {
         object::ObjectKind::Relocatable => {
-            return Role::Companion("a relocatable object (.o, .dwo, .dwp or dwz file)");
+            return Role::Companion(Skip::Relocatable);
         }
-        object::ObjectKind::Core => return Role::Companion("a core dump"),
+        object::ObjectKind::Core => return Role::Companion(Skip::Core),
         _ => {}
     }
     // A separate debug file keeps the section headers of the code, without the bytes.
@@ -173,8 +174,8 @@ pub fn role(path: &Path) -> Role {
                 if sh_flags.contains(object::elf::SHF_EXECINSTR))
         });
         return match code_headers {
-            true => Role::DebugFile("a separate debug file (no code): read through its binary"),
-            false => Role::Companion("a dwz file (DWARF shared by debug files)"),
+            true => Role::DebugFile(Skip::DebugFile),
+            false => Role::Companion(Skip::Dwz),
         };
     }
     Role::Module

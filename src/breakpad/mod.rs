@@ -66,8 +66,10 @@ pub fn write_module(m: &Module, w: &mut dyn Write) -> io::Result<Warnings> {
 /// `MODULE` and the `INFO` records.
 fn write_header(m: &Module, w: &mut dyn Write) -> io::Result<()> {
     writeln!(w, "MODULE {} {} {} {}", m.os, m.arch, m.debug_id, m.name)?;
-    if let Some(code_id) = &m.code_id {
-        writeln!(w, "INFO CODE_ID {code_id}")?;
+    match (&m.code_id, &m.code_file) {
+        (Some(id), Some(file)) => writeln!(w, "INFO CODE_ID {id} {file}")?,
+        (Some(id), None) => writeln!(w, "INFO CODE_ID {id}")?,
+        (None, _) => {}
     }
     if !m.leave_out_generator {
         writeln!(w, "INFO GENERATOR {GENERATOR}")?;

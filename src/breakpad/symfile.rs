@@ -14,7 +14,7 @@
 /// million nested INLINE records would otherwise print a million frames per address.
 pub(crate) const MAX_INLINE_DEPTH: usize = 256;
 
-pub use super::header::{Header, HeaderError, ModuleRecord, header, read_header};
+pub use super::header::ModuleRecord;
 
 /// A name in the file: `len` bytes from `at`.
 #[derive(Clone, Copy, Debug, Default)]

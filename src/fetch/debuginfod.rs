@@ -74,7 +74,7 @@ impl Debuginfod {
     /// The debug file with build ID `build_id`: from the cache, else from the first
     /// server that has it (then cached). Only a file `verify` accepts is kept, in the
     /// cache or from a server: the network code reads no object files itself.
-    pub fn debuginfo(
+    pub(crate) fn debuginfo(
         &self,
         build_id: &[u8],
         verify: &dyn Fn(&Path) -> Result<(), String>,
@@ -85,7 +85,7 @@ impl Debuginfod {
     /// The executable or shared library with build ID `build_id` (its loadable
     /// segments, `.eh_frame` and symbol tables, which a debug file leaves out), as
     /// [`Debuginfod::debuginfo`] fetches the debug file.
-    pub fn executable(
+    pub(crate) fn executable(
         &self,
         build_id: &[u8],
         verify: &dyn Fn(&Path) -> Result<(), String>,
@@ -123,7 +123,7 @@ impl Debuginfod {
                 }
                 // Not there: the next server may have it.
                 Download::Missing => {}
-                Download::Failed(why) => out.problems.push(why),
+                Download::Failed(why) => out.failed(why),
             }
         }
         out

@@ -20,6 +20,7 @@ pub mod symsrv;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use crate::error::{Warning, WarningKind};
 use crate::untrusted::{UnsafeName, path_component};
 
 /// `segment` as one path segment of a request: every byte but the unreserved ones
@@ -60,13 +61,21 @@ pub(crate) fn request_segment<'a>(
 /// What a lookup did, on any kind of server: the file, or where it was asked for and
 /// what went wrong.
 #[derive(Debug, Default)]
-pub struct Fetched {
+pub(crate) struct Fetched {
     /// The file, in the local cache.
     pub path: Option<PathBuf>,
     /// Every place asked (servers, caches, stores), for "where it was looked for".
     pub asked: Vec<String>,
-    /// One line per server that could not be used (down, failing), for a warning.
-    pub problems: Vec<String>,
+    /// One warning ([`WarningKind::Server`]) per server that could not be used (down,
+    /// failing).
+    pub problems: Vec<Warning>,
+}
+
+impl Fetched {
+    /// Records a server that could not be used.
+    pub(crate) fn failed(&mut self, why: impl Into<String>) {
+        self.problems.push(Warning::new(WarningKind::Server, why));
+    }
 }
 
 /// How long and how much one download may take, with elfutils' meanings

@@ -7,13 +7,13 @@
 //! A URL is shown as curl and git show it: `http://user:***@host/…`, and a query's
 //! credential values (`key=`, `token=`, …) as `***`. Secrets the run holds (the token
 //! from the environment, every password and key of the URLs it was given) are
-//! registered with [`secret`] and replaced wherever they appear, percent-encoded or not.
+//! registered with `secret` and replaced wherever they appear, percent-encoded or not.
 
 use std::borrow::Cow;
 use std::sync::{LazyLock, RwLock};
 
 /// What a removed secret is shown as.
-pub const MASK: &str = "***";
+pub(crate) const MASK: &str = "***";
 
 /// Query parameters whose values are credentials: Google's API key (sym-upload-v2),
 /// tokens and signatures of presigned storage URLs.
@@ -41,7 +41,7 @@ static SECRETS: LazyLock<RwLock<Vec<String>>> = LazyLock::new(Default::default);
 
 /// Registers `value` (a token, a key, a password) as a secret of this run: from now on
 /// [`text`] replaces it, as written and percent-decoded, wherever it appears.
-pub fn secret(value: &str) {
+pub(crate) fn secret(value: &str) {
     if value.len() < MIN_SECRET {
         return;
     }
@@ -71,7 +71,7 @@ pub fn url_with_secrets(url: &str) -> String {
 
 /// `url` as it may be printed: its password and its query's credential values masked.
 /// Anything that is not a URL comes back as it is.
-pub fn url(url: &str) -> Cow<'_, str> {
+pub(crate) fn url(url: &str) -> Cow<'_, str> {
     let Some(parts) = Parts::of(url) else {
         return Cow::Borrowed(url);
     };
@@ -94,8 +94,8 @@ pub fn url(url: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
-/// `s` (a message, a server's answer) with every URL in it shown as [`url()`] shows it
-/// and every registered secret replaced by [`MASK`].
+/// `s` (a message, a server's answer) with every URL in it shown as the run shows a URL (its password and credential values masked)
+/// and every registered secret replaced by `***`.
 pub fn text(s: &str) -> Cow<'_, str> {
     let mut out = match s.contains("://") {
         true => urls_in(s),

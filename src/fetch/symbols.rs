@@ -32,10 +32,10 @@ impl SymbolServers {
     /// The symbol file of module `name` whose debug id is one of `ids` (a GNU build ID
     /// gives two, see `symbolize::store::debug_ids`): from the cache, else from the
     /// first server that has it. `name` must already be a safe path component.
-    pub fn find(&self, name: &str, ids: &[String]) -> Fetched {
+    pub(crate) fn find(&self, name: &str, ids: &[String]) -> Fetched {
         let mut out = Fetched::default();
         if let Err(e) = super::request_segment(name, "module name") {
-            out.problems.push(e.to_string());
+            out.failed(e.to_string());
             return out;
         }
         let file = sym_file_name(name);
@@ -75,7 +75,7 @@ impl SymbolServers {
                     }
                     Download::Missing => {}
                     Download::Failed(why) => {
-                        out.problems.push(why);
+                        out.failed(why);
                         // A server that failed once (down, hanging) is not asked for
                         // the other id: it would cost the same wait again.
                         break;

@@ -89,12 +89,12 @@ impl SymbolPath {
     /// the first server that has it (then cached). `verify` says whether a file is the
     /// one asked for: a fetched file is cached only when it is, and a cached one that is
     /// not is removed and fetched again.
-    pub fn find(&self, name: &str, id: &str, verify: Verify) -> Fetched {
+    pub(crate) fn find(&self, name: &str, id: &str, verify: Verify) -> Fetched {
         let mut out = Fetched::default();
         // Both come from the image and become paths in the caches.
         for (part, what) in [(name, "PDB name"), (id, "debug id")] {
             if let Err(e) = super::request_segment(part, what) {
-                out.problems.push(e.to_string());
+                out.failed(e.to_string());
                 return out;
             }
         }
@@ -162,7 +162,7 @@ impl SymbolPath {
             Download::Saved => Some(true),
             Download::Missing => Some(false),
             Download::Failed(why) => {
-                out.problems.push(why);
+                out.failed(why);
                 None
             }
         };
@@ -239,13 +239,13 @@ impl SymbolPath {
             Ok(Some(text)) => text,
             Ok(None) => return None,
             Err(why) => {
-                out.problems.push(format!("{}: {shown}: {why}", at.what));
+                out.failed(format!("{}: {shown}: {why}", at.what));
                 return None;
             }
         };
         let text = text.trim();
         if let Some(message) = text.strip_prefix("MSG:") {
-            out.problems.push(format!(
+            out.failed(format!(
                 "{} has no {} {}: {}",
                 at.what,
                 at.name,
@@ -255,7 +255,7 @@ impl SymbolPath {
             return None;
         }
         let Some(path) = text.strip_prefix("PATH:").map(str::trim) else {
-            out.problems.push(format!(
+            out.failed(format!(
                 "{}: {shown}: not a file.ptr answer (PATH: or MSG:): {}",
                 at.what,
                 crate::untrusted::for_terminal(http::first_line(text))
@@ -264,7 +264,7 @@ impl SymbolPath {
         };
         let local = PathBuf::from(path);
         if !local.is_file() {
-            out.problems.push(format!(
+            out.failed(format!(
                 "{}: {shown} points at {}, which cannot be reached from here",
                 at.what,
                 crate::untrusted::for_terminal(path)
@@ -274,7 +274,7 @@ impl SymbolPath {
         match verify(&local) {
             Ok(()) => Some(local),
             Err(why) => {
-                out.problems.push(format!(
+                out.failed(format!(
                     "{}: {shown} points at {}: {why}",
                     at.what,
                     local.display()

@@ -18,6 +18,7 @@ pub(super) fn identity(obj: &Object, name: String) -> Identity {
         arch: arch_name(obj),
         debug_id: debug_id(&id_bytes, obj.is_big_endian()),
         code_id: build_id.map(hex_upper),
+        code_file: None,
         name,
     }
 }

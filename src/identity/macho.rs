@@ -14,6 +14,7 @@ pub(super) fn identity(obj: &Object, name: String) -> Identity {
         arch: arch_name(obj),
         debug_id: format!("{}0", hex.clone().unwrap_or_else(|| "0".repeat(32))),
         code_id: hex,
+        code_file: None,
         name,
     }
 }

@@ -25,6 +25,8 @@ pub struct Identity {
     pub debug_id: String,
     /// The full GNU build ID in uppercase hex, when the binary has one.
     pub code_id: Option<String>,
+    /// The image's file name, which `INFO CODE_ID` writes after a PE's code id.
+    pub code_file: Option<String>,
     /// The module name (the file's basename unless overridden).
     pub name: String,
 }

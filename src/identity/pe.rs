@@ -95,10 +95,8 @@ pub(super) fn identity(obj: &Object, name: String) -> Identity {
         size_of_image: 0,
         image_base: 0,
     });
-    let code_id = format!(
-        "{} {name}",
-        pe_code_id(facts.timestamp, facts.size_of_image)
-    );
+    let code_id = pe_code_id(facts.timestamp, facts.size_of_image);
+    let code_file = Some(name.clone());
     let (debug_id, module_name) = match &facts.pdb {
         Some(pdb) if !pdb.file_name().is_empty() => (pdb.debug_id(), pdb.file_name().to_string()),
         Some(pdb) => (pdb.debug_id(), name),
@@ -109,6 +107,7 @@ pub(super) fn identity(obj: &Object, name: String) -> Identity {
         arch: arch_name(obj),
         debug_id,
         code_id: Some(code_id),
+        code_file,
         name: crate::demangle::sanitize(&module_name).unwrap_or_else(|| "unnamed".into()),
     }
 }

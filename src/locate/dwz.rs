@@ -30,7 +30,7 @@ pub(super) fn find(
     if let Some(client) = debuginfod.filter(|_| link.build_id.len() >= 2) {
         let fetched = client.debuginfo(&link.build_id, &|p| super::has_build_id(p, &link.build_id));
         for problem in fetched.problems {
-            warnings.push(WarningKind::Server, problem);
+            warnings.add(problem);
         }
         searched.extend(fetched.asked);
         if let Some(path) = fetched.path

@@ -24,7 +24,7 @@ pub(crate) use dsym::resolve_dsym_bundle;
 pub(crate) use pdb::{find_pe, locate_pdb, verify_pdb, verify_pe};
 
 use crate::dwarf::{AltLink, Companions, DwoFile, DwpFile};
-use crate::error::Warnings;
+use crate::error::{Warning, Warnings};
 use crate::fetch::debuginfod::Debuginfod;
 use crate::load::Input;
 
@@ -61,8 +61,9 @@ pub struct Search {
     /// A PDB of the right name but another build, with that build's id: the error to
     /// give when no other is found.
     pub mismatch: Option<(PathBuf, String)>,
-    /// Servers that could not be used (down, failing): about the network, not the file.
-    pub servers: Vec<String>,
+    /// Servers that could not be used (down, failing), each a [`crate::WarningKind::Server`]
+    /// warning: about the network, not the file.
+    pub servers: Vec<Warning>,
 }
 
 impl Search {

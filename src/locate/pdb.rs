@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use super::Search;
-use crate::error::{Error, ErrorKind};
+use crate::error::{Error, ErrorKind, Warning, WarningKind};
 use crate::identity::{self, Identity, PdbRef};
 use crate::load::{Input, Object};
 use crate::options::Options;
@@ -113,7 +113,10 @@ fn find_pdb(
                 Ok(id) => {
                     search.mismatch.get_or_insert((p, id.debug_id()));
                 }
-                Err(e) => search.servers.push(format!("symbol server file {e}")),
+                Err(e) => search.servers.push(Warning::new(
+                    WarningKind::Server,
+                    format!("symbol server file {e}"),
+                )),
             }
         }
     }

@@ -1,8 +1,9 @@
 //! The in-memory model of a symbol file, whatever format it was read from: what every
 //! debug-info reader produces (`debuginfo.rs`), functions' line and inline records held
 //! compactly until written (`body.rs`), and the module they build (`module.rs`), which
-//! breakpad/ writes.
+//! breakpad/ writes, named by the ids and architecture of `ids.rs`.
 
 pub(crate) mod body;
 pub(crate) mod debuginfo;
+pub mod ids;
 pub mod module;

@@ -8,6 +8,7 @@ use crate::error::{Warning, WarningKind, Warnings};
 use crate::identity::Identity;
 use crate::model::body::{self, BodyRef, UnitBodies};
 use crate::model::debuginfo::{DebugInfo, FunctionRecord};
+use crate::model::ids::{Arch, CodeId, DebugId};
 use crate::symbols::{Exports, Symbol};
 
 /// One `FILE`, `INLINE_ORIGIN`-numbered symbol file, ready to write.
@@ -16,11 +17,14 @@ pub struct Module {
     /// The `MODULE` record's operating system field.
     pub os: String,
     /// The `MODULE` record's CPU field.
-    pub arch: String,
+    pub arch: Arch,
     /// The debug id: 32 hex digits of GUID and the age.
-    pub debug_id: String,
+    pub debug_id: DebugId,
     /// The code id (`INFO CODE_ID`): a GNU build ID, or a PE's timestamp and size.
-    pub code_id: Option<String>,
+    pub code_id: Option<CodeId>,
+    /// The image's file name, written after the code id (Windows modules, as Breakpad
+    /// writes them: the PE beside the PDB).
+    pub code_file: Option<String>,
     /// The module name.
     pub name: String,
     /// Extra `INFO KEY value` records (build metadata), after `CODE_ID` and `GENERATOR`.
@@ -121,9 +125,10 @@ impl Module {
     pub(crate) fn header(identity: Identity) -> Module {
         Module {
             os: identity.os,
-            arch: identity.arch.to_string(),
-            debug_id: identity.debug_id,
-            code_id: identity.code_id,
+            arch: Arch::from_name(identity.arch),
+            debug_id: DebugId::computed(identity.debug_id),
+            code_id: identity.code_id.map(CodeId::computed),
+            code_file: identity.code_file,
             name: identity.name,
             header_only: true,
             ..Default::default()

@@ -21,6 +21,8 @@ use std::sync::Mutex;
 
 use sha2::Digest as _;
 
+use crate::error::{WarningKind, Warnings};
+
 /// Every mapping of a run, and what they gave (each path, and each file's digest, is
 /// worked out once per run).
 #[derive(Debug, Default)]
@@ -174,9 +176,10 @@ impl Mappings {
         Ok(listed)
     }
 
-    /// `path` mapped, or `None` when no mapping takes it; `warn` hears of a source file
-    /// that could not be read for its digest (the path then stays as it was), once.
-    pub fn map(&self, path: &str, warn: &mut dyn FnMut(String)) -> Option<String> {
+    /// `path` mapped, or `None` when no mapping takes it; a source file that could not
+    /// be read for its digest (the path then stays as it was) is said once to
+    /// `warnings`, as a [`WarningKind::SourceLink`] warning.
+    pub(crate) fn map(&self, path: &str, warnings: &mut Warnings) -> Option<String> {
         let mut done = self.done.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(known) = done.get(path) {
             return known.clone();
@@ -190,7 +193,10 @@ impl Mappings {
                 }
                 Ok(None) => {}
                 Err(why) => {
-                    warn(format!("{path}: not mapped: {why}"));
+                    warnings.push(
+                        WarningKind::SourceLink,
+                        format!("{path}: not mapped: {why}"),
+                    );
                     break;
                 }
             }
@@ -303,7 +309,10 @@ mod tests {
     use super::*;
 
     fn map(m: &Mappings, path: &str) -> Option<String> {
-        m.map(path, &mut |w| panic!("{w}"))
+        let mut warnings = Warnings::default();
+        let mapped = m.map(path, &mut warnings);
+        assert!(warnings.is_empty(), "{warnings:?}");
+        mapped
     }
 
     #[test]
@@ -351,9 +360,9 @@ mod tests {
         let m = Mappings::new(&[], &["(.*)".into()], &["x/{digest}".into()], None)
             .unwrap()
             .unwrap();
-        let mut warnings = Vec::new();
+        let mut warnings = Warnings::default();
         for _ in 0..3 {
-            assert_eq!(m.map("/nonexistent/a.c", &mut |w| warnings.push(w)), None);
+            assert_eq!(m.map("/nonexistent/a.c", &mut warnings), None);
         }
         assert_eq!(warnings.len(), 1, "{warnings:?}");
     }

@@ -23,11 +23,7 @@ impl SourcePaths {
     pub fn apply(&self, path: &str, warnings: &mut crate::error::Warnings) -> String {
         let path = self.remapped(path);
         match &self.mappings {
-            Some(m) => m
-                .map(&path, &mut |why| {
-                    warnings.push(crate::error::WarningKind::SourceLink, why)
-                })
-                .unwrap_or(path),
+            Some(m) => m.map(&path, warnings).unwrap_or(path),
             None => path,
         }
     }

@@ -155,14 +155,14 @@ impl Sources {
         servers_now.limits = within(servers.limits, left);
         let fetched = servers_now.find(name, &ids);
         if !fetched.problems.is_empty() {
-            warnings.extend(fetched.problems.iter().map(|p| server_warning(p.clone())));
+            warnings.extend(fetched.problems.iter().cloned());
             // A server that failed (down, hanging, refusing) is not asked again in this
             // run: each module would wait for it as long again.
             servers.urls.retain(|u| {
                 !fetched
                     .problems
                     .iter()
-                    .any(|p| p.contains(u.trim_end_matches('/')))
+                    .any(|p| p.message.contains(u.trim_end_matches('/')))
             });
         }
         fetched.path
@@ -218,10 +218,13 @@ impl Sources {
         let fetched = now.debuginfo(&id, &|p| crate::locate::has_build_id(p, &id));
         // A server that failed (down, stalled, dripping) is not asked again in this
         // run: each build ID would wait for it as long again.
-        client
-            .servers
-            .retain(|s| !fetched.problems.iter().any(|p| p.contains(s.as_str())));
-        warnings.extend(fetched.problems.into_iter().map(server_warning));
+        client.servers.retain(|s| {
+            !fetched
+                .problems
+                .iter()
+                .any(|p| p.message.contains(s.as_str()))
+        });
+        warnings.extend(fetched.problems);
         fetched.path
     }
 }

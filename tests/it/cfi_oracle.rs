@@ -333,10 +333,8 @@ fn score_fixture(arch: &str, name: &str, score: &mut Score) {
     )
     .unwrap();
     let tables = parse_readelf(&readelf);
-    let opts = dumpsyms::Options {
-        keep_load_address: true,
-        ..Default::default()
-    };
+    let mut opts = dumpsyms::Options::default();
+    opts.keep_load_address = true;
     let text = dump_text(&path, &opts);
     let cfi = parse_cfi(&text);
     let eh: Vec<(u64, u64)> = tables

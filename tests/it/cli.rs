@@ -776,10 +776,8 @@ fn inputs_without_unwind_tables_say_what_to_dump_instead() {
     );
     // What a library caller gets: the reason as a value.
     use dumpsyms::NoStackRecords;
-    let opts = dumpsyms::Options {
-        cfi: true,
-        ..dumpsyms::Options::default()
-    };
+    let mut opts = dumpsyms::Options::default();
+    opts.cfi = true;
     let why = |input: &std::path::Path| dumpsyms::dump(input, &opts).unwrap().no_stack_records;
     assert_eq!(
         why(&fixtures().join("extra/debuglink/app.debug")),

@@ -27,10 +27,8 @@ fn scratch_file(name: &str) -> PathBuf {
 /// Dumps `bytes` from a file; a successful dump must produce a well-formed symbol file.
 fn dump_bytes(bytes: &[u8], path: &Path, what: &str) -> Result<dumpsyms::Dump, dumpsyms::Error> {
     std::fs::write(path, bytes).unwrap();
-    let opts = dumpsyms::Options {
-        inlines: true,
-        ..Default::default()
-    };
+    let mut opts = dumpsyms::Options::default();
+    opts.inlines = true;
     let result = dumpsyms::dump(path, &opts);
     if let Ok(d) = &result {
         let mut buf = Vec::new();
@@ -258,11 +256,9 @@ fn damaged_macho_never_panics() {
 /// well formed.
 fn dump_macho(bytes: &[u8], path: &Path) -> Result<(), dumpsyms::Error> {
     std::fs::write(path, bytes).unwrap();
-    let opts = dumpsyms::Options {
-        inlines: true,
-        arch: Some("arm64".into()),
-        ..Default::default()
-    };
+    let mut opts = dumpsyms::Options::default();
+    opts.inlines = true;
+    opts.arch = Some(dumpsyms::Arch::Arm64);
     let thin = dumpsyms::dump(path, &opts)
         .or_else(|_| dumpsyms::dump(path, &dumpsyms::Options::default()))?;
     let mut buf = Vec::new();

@@ -229,10 +229,8 @@ fn ehabi_fixtures() -> Vec<String> {
 
 #[test]
 fn exidx_rules_agree_with_readelf_and_llvm_readobj() {
-    let opts = dumpsyms::Options {
-        keep_load_address: true,
-        ..Default::default()
-    };
+    let mut opts = dumpsyms::Options::default();
+    opts.keep_load_address = true;
     let mut failures = Vec::new();
     let (mut by_readelf, mut by_llvm, mut by_either) = (0, 0, 0);
     for name in ehabi_fixtures() {

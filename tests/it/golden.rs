@@ -14,11 +14,9 @@ const GOLDEN: [&str; 5] = [
 
 #[test]
 fn golden_symbol_files() {
-    let opts = dumpsyms::Options {
-        inlines: true,
-        multiple_field: true,
-        ..Default::default()
-    };
+    let mut opts = dumpsyms::Options::default();
+    opts.inlines = true;
+    opts.multiple_field = true;
     let update = std::env::var_os("UPDATE_GOLDEN").is_some();
     let mut mismatches = Vec::new();
     for name in GOLDEN {
@@ -52,10 +50,8 @@ fn golden_symbol_files() {
 /// reads) is exactly what the writer puts under its FUNC line in the golden file.
 #[test]
 fn the_models_records_are_the_ones_written() {
-    let opts = dumpsyms::Options {
-        inlines: true,
-        ..Default::default()
-    };
+    let mut opts = dumpsyms::Options::default();
+    opts.inlines = true;
     for name in GOLDEN {
         let path = fixtures().join("bin").join(name);
         let d = dumpsyms::dump(&path, &opts).unwrap();

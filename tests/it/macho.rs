@@ -86,6 +86,20 @@ fn universal_slices_match_their_thin_builds() {
         String::from_utf8_lossy(&missing.stderr)
             .contains("no x86 slice; the slices are x86_64, arm64")
     );
+    // Apple's and GNU's names pick the same slice; a name no tool uses is a usage error.
+    let aliased = dumpsyms(&[
+        "-d",
+        "--arch",
+        "aarch64",
+        "-n",
+        "x",
+        &macho("mac-universal-O2"),
+    ]);
+    let thin = dumpsyms(&["-d", "-n", "x", &macho("mac-arm64-O2")]);
+    assert_eq!(text(&aliased), text(&thin));
+    let unknown = dumpsyms(&["--arch", "vax", &macho("mac-universal-O2")]);
+    assert_eq!(unknown.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&unknown.stderr).contains("\"vax\" is not an architecture"));
 }
 
 #[test]

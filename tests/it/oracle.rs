@@ -50,10 +50,8 @@ fn name_comparison_tolerates_only_qualification() {
 
 #[test]
 fn fixtures_agree_with_llvm_symbolizer() {
-    let opts = dumpsyms::Options {
-        inlines: true,
-        ..Default::default()
-    };
+    let mut opts = dumpsyms::Options::default();
+    opts.inlines = true;
     let mut failures = Vec::new();
     let bins = fixture_binaries();
     assert!(bins.len() >= 48, "fixtures missing: {}", bins.len());

@@ -109,10 +109,8 @@ fn probes(text: &str) -> Vec<u64> {
 }
 
 fn compare(path: &Path) -> (usize, usize) {
-    let opts = dumpsyms::Options {
-        inlines: true,
-        ..Default::default()
-    };
+    let mut opts = dumpsyms::Options::default();
+    opts.inlines = true;
     let text = dump_text(path, &opts);
     let theirs_file = SymbolFile::from_bytes(text.as_bytes()).unwrap();
     let our_file = SymFile::parse(text.as_bytes());
@@ -368,10 +366,8 @@ fn answer(sym: &SymFile<&[u8]>, addr: u64) -> Option<crate::common::Answer> {
 #[test]
 fn fixtures_resolve_as_llvm_symbolizer_reads_their_debug_info() {
     use crate::common::scoring::*;
-    let opts = dumpsyms::Options {
-        inlines: true,
-        ..Default::default()
-    };
+    let mut opts = dumpsyms::Options::default();
+    opts.inlines = true;
     let (mut total, mut agreed) = (0usize, 0usize);
     for (arch, name, path) in fixture_binaries() {
         let oracle = read_oracle(

@@ -44,10 +44,8 @@ fn cxxfilt(names: &[String]) -> Vec<String> {
 #[test]
 #[ignore = "needs binutils' c++filt and the machine's C++ programs; run by .ci/run"]
 fn no_name_cxxfilt_demangles_is_left_mangled() {
-    let opts = dumpsyms::Options {
-        inlines: true,
-        ..Default::default()
-    };
+    let mut opts = dumpsyms::Options::default();
+    opts.inlines = true;
     let mut checked = 0;
     // Stripped programs without debug files (ld.gold here) have no names to check.
     let mut total = 0;

@@ -6,7 +6,6 @@ use std::time::Duration;
 
 use clap::{Parser, Subcommand, ValueHint};
 use clap_complete::Shell;
-use dumpsyms::Options;
 use dumpsyms::batch::Destination;
 use dumpsyms::batch::byid::ById;
 use dumpsyms::batch::shard::Shard;
@@ -16,6 +15,7 @@ use dumpsyms::fetch::symbols::SymbolServers;
 use dumpsyms::fetch::symsrv::SymbolPath;
 use dumpsyms::symbolize::Sources;
 use dumpsyms::upload::Uploader;
+use dumpsyms::{Arch, CodeId, DebugId, Options};
 
 /// Writes Breakpad symbol files (.sym) from ELF, Mach-O and PE binaries with their DWARF
 /// or PDB debug info.
@@ -64,7 +64,7 @@ pub struct Cli {
     os: Option<String>,
     /// Debug id to write instead of the one computed from the build ID
     #[arg(short = 'b', value_name = "ID")]
-    id: Option<String>,
+    id: Option<DebugId>,
     /// Keep absolute addresses instead of making them relative to the load address
     #[arg(short = 'a')]
     keep_load_address: bool,
@@ -197,19 +197,19 @@ pub struct Cli {
     /// Fetch the module by this debug id instead of reading PATH: a PDB (PATH is its
     /// name, e.g. ntdll.pdb) from the symbol servers
     #[arg(long = "debug-id", value_name = "ID")]
-    fetch_debug_id: Option<String>,
+    fetch_debug_id: Option<DebugId>,
     /// Fetch the module by this code id instead of reading PATH: a PE image's
     /// (TimeDateStamp and SizeOfImage) from the symbol servers, or an ELF file's GNU
     /// build ID from debuginfod (PATH is the module's file name, e.g. libc.so.6)
     #[arg(long = "code-id", value_name = "ID")]
-    fetch_code_id: Option<String>,
+    fetch_code_id: Option<CodeId>,
     /// With --debug-id and --code-id: the image's file name [default: the PDB's name
     /// with .dll]
     #[arg(long = "code-file", value_name = "NAME", requires = "fetch_code_id")]
     code_file: Option<String>,
     /// The slice of a universal (fat) Mach-O binary to dump: x86_64, arm64, x86 (i386)
     #[arg(long, value_name = "ARCH")]
-    arch: Option<String>,
+    arch: Option<Arch>,
     /// Print the architectures of each input (the slices of a universal binary) and exit
     #[arg(long = "list-arch")]
     list_arch: bool,
@@ -388,10 +388,6 @@ impl Cli {
             return Ok(self.describe(command));
         }
         let symbol_path = self.symbol_path()?;
-        // --list-arch reads the inputs and nothing else.
-        if !self.list_arch {
-            self.check_debug_id()?;
-        }
         let uploader = match self.list_arch {
             true => None,
             false => self.uploader()?,
@@ -535,47 +531,35 @@ impl Cli {
         (dirs, companion)
     }
 
-    fn check_debug_id(&self) -> Result<(), Refused> {
-        match &self.id {
-            Some(id) if id.is_empty() || id.contains(char::is_whitespace) => Err(usage(
-                "-b: a debug id cannot be empty or contain spaces".into(),
-            )),
-            _ => Ok(()),
-        }
-    }
-
     fn options(&self, symbol_path: Option<SymbolPath>) -> Options {
         let (debug_dirs, companion) = self.search_paths();
-        Options {
-            header_only: self.header_only,
-            cfi: !self.no_cfi,
-            inlines: self.inlines,
-            multiple_field: self.multiple,
-            name: self.name.clone(),
-            os: self.os.clone(),
-            debug_id: self.id.clone(),
-            keep_load_address: self.keep_load_address,
-            cross_unit_refs: !self.no_cross_unit_refs,
-            debug_dirs,
-            arch: self.arch.clone(),
-            source_paths: dumpsyms::SourcePaths {
-                prefix_map: self.prefix_map.clone(),
-                mappings: None,
-            },
-            extra_info: self.extra_info.clone(),
-            debuginfod: if self.no_debuginfod {
-                None
-            } else {
-                Debuginfod::from_env()
-            },
-            symbol_path,
-            companion,
-            jobs: self.jobs.map(usize::from),
-            generator: !self.no_generator,
-            require_stack_records: self.check_cfi,
-            prefer_symbol_names: self.prefer_symbol_names,
-            pe_alone: self.pe_alone,
-        }
+        // Options is non-exhaustive (fields may be added): set field by field.
+        let mut o = Options::default();
+        o.header_only = self.header_only;
+        o.cfi = !self.no_cfi;
+        o.inlines = self.inlines;
+        o.multiple_field = self.multiple;
+        o.name = self.name.clone();
+        o.os = self.os.clone();
+        o.debug_id = self.id.clone();
+        o.keep_load_address = self.keep_load_address;
+        o.cross_unit_refs = !self.no_cross_unit_refs;
+        o.debug_dirs = debug_dirs;
+        o.arch = self.arch;
+        o.source_paths.prefix_map = self.prefix_map.clone();
+        o.extra_info = self.extra_info.clone();
+        o.debuginfod = match self.no_debuginfod {
+            true => None,
+            false => Debuginfod::from_env(),
+        };
+        o.symbol_path = symbol_path;
+        o.companion = companion;
+        o.jobs = self.jobs.map(usize::from);
+        o.generator = !self.no_generator;
+        o.require_stack_records = self.check_cfi;
+        o.prefer_symbol_names = self.prefer_symbol_names;
+        o.pe_alone = self.pe_alone;
+        o
     }
 
     /// `--symbol-server`, else `_NT_SYMBOL_PATH`, else Mozilla's dumper's configuration

@@ -146,7 +146,7 @@ fn missing(
             "dumpsyms: error: {}:{}: {}",
             list.display(),
             b.line,
-            dumpsyms::for_terminal(&b.problem)
+            dumpsyms::for_terminal(&b.problem.to_string())
         ));
     }
     let summary = batch.missing(&rows, store, skip_existing);
@@ -223,7 +223,10 @@ fn list_arch(inputs: &[std::path::PathBuf]) -> bool {
     let mut ok = true;
     for input in inputs {
         match dumpsyms::architectures(input) {
-            Ok(arches) => println!("{}: {}", input.display(), arches.join(" ")),
+            Ok(arches) => {
+                let names: Vec<&str> = arches.iter().map(|a| a.name()).collect();
+                println!("{}: {}", input.display(), names.join(" "))
+            }
             Err(e) => {
                 say(&format!("dumpsyms: error: {e}"));
                 ok = false;

@@ -200,7 +200,7 @@ impl Report for Stderr {
                     self.show(Note, &format!("warning: {}: {w}", archive.display()));
                 }
             }
-            Event::NotOnServer(u) => self.show(Note, &format!("not on any server: {}", u.message)),
+            Event::NotOnServer(u) => self.show(Note, &format!("not on any server: {u}")),
             Event::Failed(e) => self.show(Error, &format!("error: {e}")),
             Event::Finished { counts, failures } => {
                 self.show(Note, &summary(counts));

@@ -20,13 +20,11 @@ pub const CHAIN: [&str; 5] = [
 /// Writes our symbol file for `binary` (with STACK CFI when `cfi`) into `store` in the
 /// layout rust-minidump's simple supplier reads; returns the module name.
 pub fn store_symbols(binary: &Path, store: &Path, cfi: bool) -> String {
-    let opts = dumpsyms::Options {
-        cfi,
-        ..Default::default()
-    };
+    let mut opts = dumpsyms::Options::default();
+    opts.cfi = cfi;
     let d = dumpsyms::dump(binary, &opts).unwrap_or_else(|e| panic!("{e}"));
     let m = &d.module;
-    let dir = store.join(&m.name).join(&m.debug_id);
+    let dir = store.join(&m.name).join(m.debug_id.as_str());
     std::fs::create_dir_all(&dir).unwrap();
     let mut file = std::fs::File::create(dir.join(format!("{}.sym", m.name))).unwrap();
     dumpsyms::write_module(m, &mut file).unwrap();
