@@ -53,8 +53,10 @@ mod tests {
         assert_eq!(missing.path, None);
         assert_eq!(missing.problems.len(), 1, "{:?}", missing.problems);
         assert!(
-            missing.problems[0].contains("https://symbols.example/app.pdb/ABCDEF1/app.pdb")
-                && missing.problems[0].contains("no network support"),
+            missing.problems[0]
+                .message
+                .contains("https://symbols.example/app.pdb/ABCDEF1/app.pdb")
+                && missing.problems[0].message.contains("no network support"),
             "{:?}",
             missing.problems
         );
