@@ -259,7 +259,8 @@ impl<'a> Object<'a> {
     }
 
     /// Like [`Object::parse`], selecting the slice of a universal Mach-O by Breakpad
-    /// architecture name (`x86_64`, `arm64`, `x86`; `i386` too).
+    /// architecture name (`x86_64`, `arm64`, `x86`): other tools' names (`i386`,
+    /// `aarch64`) are read as an [`crate::Arch`] before they get here.
     pub fn parse_arch(input: &'a Input, arch: Option<&str>) -> Result<Object<'a>, Error> {
         let obj = Object::parse_any_arch(input, arch)?;
         if obj.file.kind() == object::ObjectKind::Relocatable {
@@ -290,7 +291,7 @@ impl<'a> Object<'a> {
                 if let Some(want) = arch {
                     let file = object::File::parse(data).map_err(|e| corrupt(path, e))?;
                     let have = slice_name(file.architecture());
-                    if have != canonical_arch(want) {
+                    if have != want {
                         return Err(Error::new(
                             path,
                             ErrorKind::Unsupported(format!(
@@ -523,14 +524,6 @@ pub fn slice_name(arch: object::Architecture) -> &'static str {
     }
 }
 
-fn canonical_arch(name: &str) -> &str {
-    match name {
-        "i386" => "x86",
-        "aarch64" | "arm64e" => "arm64",
-        other => other,
-    }
-}
-
 /// The architectures of a universal Mach-O's slices, in file order.
 fn fat_slices(data: &[u8], kind: object::FileKind) -> object::Result<Vec<(&'static str, &[u8])>> {
     use object::read::macho::{FatArch, MachOFatFile32, MachOFatFile64};
@@ -559,7 +552,7 @@ fn select_slice<'a>(
     let slices = fat_slices(data, kind).map_err(|e| corrupt(path, e))?;
     let names: Vec<&str> = slices.iter().map(|s| s.0).collect();
     let chosen = match arch {
-        Some(want) => slices.iter().find(|s| s.0 == canonical_arch(want)),
+        Some(want) => slices.iter().find(|s| s.0 == want),
         None if slices.len() == 1 => slices.first(),
         None => {
             return Err(Error::new(

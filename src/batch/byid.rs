@@ -193,17 +193,20 @@ impl ById {
         })
     }
 
-    /// A Windows image by its code id; its PDB is then found as for a local image
-    /// (by the CodeView record, on the same servers).
-    fn fetch_pe(&self, opts: &Options) -> Result<Local, Unavailable> {
-        let code_id = self
-            .code_id
+    /// The code id an image (or, `elf`, an ELF module) is fetched by, or why there is none.
+    fn code_id(&self, elf: bool) -> Result<&str, Unavailable> {
+        self.code_id
             .as_deref()
             .ok_or_else(|| Unavailable::NoCodeId {
                 file: self.file.clone(),
-                elf: false,
-            })?
-            .to_ascii_uppercase();
+                elf,
+            })
+    }
+
+    /// A Windows image by its code id; its PDB is then found as for a local image
+    /// (by the CodeView record, on the same servers).
+    fn fetch_pe(&self, opts: &Options) -> Result<Local, Unavailable> {
+        let code_id = self.code_id(false)?.to_ascii_uppercase();
         let servers = symbol_path(opts, &self.file)?;
         let verify = |p: &Path| crate::locate::verify_pe(p, &code_id);
         let fetched = servers.find(&self.file, &code_id, &verify);
@@ -220,13 +223,7 @@ impl ById {
     /// executable from debuginfod, whose debug file the dump then fetches by the same
     /// ID; the debug file alone when no server has the executable.
     fn fetch_elf(&self, opts: &Options) -> Result<Local, Unavailable> {
-        let hex = self
-            .code_id
-            .as_deref()
-            .ok_or_else(|| Unavailable::NoCodeId {
-                file: self.file.clone(),
-                elf: true,
-            })?;
+        let hex = self.code_id(true)?;
         let build_id = crate::identity::unhex(hex).ok_or_else(|| Unavailable::NotBuildId {
             file: self.file.clone(),
             code_id: hex.to_string(),

@@ -216,12 +216,6 @@ impl fmt::Display for Arch {
     }
 }
 
-impl PartialEq<&str> for Arch {
-    fn eq(&self, other: &&str) -> bool {
-        self.name() == *other
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

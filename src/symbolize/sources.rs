@@ -132,11 +132,14 @@ impl Sources {
         if left.is_zero() {
             if !self.clock.spent {
                 self.clock.spent = true;
-                warnings.push(server_warning(format!(
-                    "the run's {} s on symbol servers and debuginfod are spent: no server \
-                     is asked for the other modules",
-                    total.as_secs()
-                )));
+                warnings.push(Warning::new(
+                    WarningKind::Server,
+                    format!(
+                        "the run's {} s on symbol servers and debuginfod are spent: no \
+                         server is asked for the other modules",
+                        total.as_secs()
+                    ),
+                ));
             }
             return None;
         }
@@ -227,11 +230,6 @@ impl Sources {
         warnings.extend(fetched.problems);
         fetched.path
     }
-}
-
-/// A problem with a symbol server or debuginfod, as a warning.
-fn server_warning(message: String) -> Warning {
-    Warning::new(WarningKind::Server, message)
 }
 
 /// `limits` for a download that must end within `left`: a download can last its whole
