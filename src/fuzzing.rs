@@ -376,18 +376,19 @@ pub fn report_maps(data: &[u8]) {
 /// Apple's `.ips` report: the header line, then any bytes as its body. Nothing
 /// resolves (no symbols), so the text comes back byte for byte; `--json` is JSON.
 pub fn report_ips(data: &[u8]) {
-    use crate::symbolize::run::{Format, run};
+    use crate::symbolize::run::Format;
     use crate::symbolize::{Symbolizer, sources::Sources};
+    let run = |s: &mut Symbolizer, mut d: &[u8], o: &mut Vec<u8>, f| s.run(&mut d, o, f);
     let mut doc = b"{\"bug_type\":\"309\",\"app_name\":\"x\"}\n".to_vec();
     doc.extend_from_slice(data);
     let mut symbolizer = Symbolizer::with_sources(Sources::default());
     let mut out = Vec::new();
-    if let Ok(tally) = run(&mut symbolizer, &mut &doc[..], &mut out, Format::Text) {
+    if let Ok(tally) = run(&mut symbolizer, &doc[..], &mut out, Format::Text) {
         assert_eq!(tally.resolved, 0);
         assert!(out == doc, "a byte changed where nothing resolved");
     }
     let mut json = Vec::new();
-    if run(&mut symbolizer, &mut &doc[..], &mut json, Format::Json).is_ok() {
+    if run(&mut symbolizer, &doc[..], &mut json, Format::Json).is_ok() {
         serde_json::from_slice::<serde_json::Value>(&json).expect("--json writes JSON");
     }
 }
@@ -396,11 +397,12 @@ pub fn report_ips(data: &[u8]) {
 /// store, and the paths the report names are not read): the text comes back byte for
 /// byte (nothing resolved), and the JSON form is JSON.
 pub fn report(data: &[u8]) {
-    use crate::symbolize::run::{Format, run};
+    use crate::symbolize::run::Format;
     use crate::symbolize::{Symbolizer, sources::Sources};
+    let run = |s: &mut Symbolizer, mut d: &[u8], o: &mut Vec<u8>, f| s.run(&mut d, o, f);
     let mut symbolizer = Symbolizer::with_sources(Sources::default());
     let mut out = Vec::new();
-    let text = run(&mut symbolizer, &mut &data[..], &mut out, Format::Text);
+    let text = run(&mut symbolizer, data, &mut out, Format::Text);
     if let Ok(tally) = text {
         assert_eq!(tally.resolved, 0);
         let is_trace = data.trim_ascii_start().starts_with(b"{");
@@ -409,7 +411,7 @@ pub fn report(data: &[u8]) {
         }
     }
     let mut json = Vec::new();
-    if run(&mut symbolizer, &mut &data[..], &mut json, Format::Json).is_ok() {
+    if run(&mut symbolizer, data, &mut json, Format::Json).is_ok() {
         serde_json::from_slice::<serde_json::Value>(&json).expect("--json writes JSON");
     }
 }

@@ -37,6 +37,7 @@ mod load;
 mod locate;
 mod mapguard;
 mod model;
+mod named;
 mod options;
 mod output;
 pub mod paths;

@@ -47,6 +47,38 @@ pub(crate) fn open_nonblocking(path: &Path) -> std::io::Result<std::fs::File> {
 impl Input {
     /// Opens and maps `path`.
     pub fn open(path: &Path) -> Result<Input, Error> {
+        let (file, len) = Self::open_regular(path)?;
+        if len == 0 {
+            return Err(Error::new(path, ErrorKind::NotObject("empty file".into())));
+        }
+        Self::map(path, &file, 0, len)
+    }
+
+    /// Opens and maps the bytes `offset..offset + len` of `path` (a member of a static
+    /// library, mapped where it lies rather than copied out); `name` names it in
+    /// messages. The range must lie within the file.
+    pub(crate) fn open_part(
+        path: &Path,
+        name: PathBuf,
+        offset: u64,
+        len: u64,
+    ) -> Result<Input, Error> {
+        let (file, size) = Self::open_regular(path)?;
+        if len == 0 || offset.checked_add(len).is_none_or(|end| end > size) {
+            return Err(Error::new(
+                &name,
+                ErrorKind::Corrupt(format!(
+                    "{len} bytes at {offset} do not lie within its {size}-byte file"
+                )),
+            ));
+        }
+        let mut input = Self::map(path, &file, offset, len)?;
+        input.path = name;
+        Ok(input)
+    }
+
+    /// `path` opened when it is a regular file, and its size.
+    fn open_regular(path: &Path) -> Result<(std::fs::File, u64), Error> {
         let io = |e| Error::new(path, ErrorKind::Io(e));
         // Looked at before it is opened: opening a FIFO with no writer blocks forever,
         // and a device or socket is no object file either.
@@ -78,13 +110,23 @@ impl Input {
                 ),
             ));
         }
-        if meta.len() == 0 {
-            return Err(Error::new(path, ErrorKind::NotObject("empty file".into())));
-        }
+        Ok((file, meta.len()))
+    }
+
+    fn map(path: &Path, file: &std::fs::File, offset: u64, len: u64) -> Result<Input, Error> {
+        let io = |e| Error::new(path, ErrorKind::Io(e));
+        let len = usize::try_from(len)
+            .map_err(|_| io(std::io::Error::other("too large to map on this machine")))?;
         // SAFETY: the map is read-only. If another process truncates the file while we
         // read it, a read past its new end faults: `mapguard` turns that into zeros and
         // a mark that `Input::intact` reports.
-        let map = unsafe { Mmap::map(&file) }.map_err(io)?;
+        let map = unsafe {
+            memmap2::MmapOptions::new()
+                .offset(offset)
+                .len(len)
+                .map(file)
+        }
+        .map_err(io)?;
         Ok(Input {
             path: path.to_path_buf(),
             watch: Some(crate::mapguard::Watch::new(map.as_ptr(), map.len())),

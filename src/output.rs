@@ -46,12 +46,26 @@ impl AtomicFile {
                 synced: false,
             });
         }
+        let named = target;
         let target = follow_links(target)?;
         let dir = match target.parent() {
             Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
             _ => PathBuf::from("."),
         };
-        fs::create_dir_all(&dir)?;
+        if target == named {
+            fs::create_dir_all(&dir)?;
+        } else if !dir.is_dir() {
+            // A link's target is not a path the user named: its directories are not
+            // made (a dangling link to `/nonexistent/x.sym` must not create
+            // `/nonexistent`).
+            return Err(io::Error::new(
+                io::ErrorKind::NotFound,
+                format!(
+                    "is a symbolic link to {}, whose directory does not exist",
+                    target.display()
+                ),
+            ));
+        }
         let name = target.file_name().ok_or_else(|| {
             io::Error::new(io::ErrorKind::InvalidInput, "output path has no file name")
         })?;
@@ -300,6 +314,12 @@ mod tests {
         f.writer().write_all(b"x").unwrap();
         f.commit().unwrap();
         assert_eq!(fs::read_to_string(dir.join("made.sym")).unwrap(), "x");
+        // But a dangling link into a directory that is not there makes no directory.
+        let nowhere = dir.join("nowhere/deeper/x.sym");
+        std::os::unix::fs::symlink(&nowhere, dir.join("far.sym")).unwrap();
+        let e = AtomicFile::create(&dir.join("far.sym")).err().unwrap();
+        assert_eq!(e.kind(), io::ErrorKind::NotFound, "{e}");
+        assert!(!dir.join("nowhere").exists());
         // A loop is an error, not a hang.
         std::os::unix::fs::symlink("b", dir.join("a")).unwrap();
         std::os::unix::fs::symlink("a", dir.join("b")).unwrap();

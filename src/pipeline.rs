@@ -307,11 +307,12 @@ fn read_debug_map(
         inlines: opts.inlines,
         cross_unit_refs: opts.cross_unit_refs,
     };
+    let libraries = locate::Libraries::default();
     let parts: Vec<(crate::model::debuginfo::DebugInfo, Warnings)> = map
         .par_iter()
         .map(|object| {
             let mut w = Warnings::default();
-            let info = locate::open_map_object(object, &opts.debug_dirs, &mut w)
+            let info = locate::open_map_object(object, &opts.debug_dirs, &libraries, &mut w)
                 .and_then(|input| {
                     let oobj = match Object::parse_any(&input) {
                         Ok(o) => o,

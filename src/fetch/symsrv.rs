@@ -32,7 +32,25 @@ pub struct SymbolPath {
     pub limits: Limits,
 }
 
+/// Largest configuration file read: a symbol path is a line or two.
+const MAX_CONFIG: u64 = 64 << 10;
+
 impl SymbolPath {
+    /// The symbol path a configuration file holds (Mozilla's dumper's
+    /// `$HOME/.dump_syms/config`), `None` when it holds none. Opened without blocking
+    /// and read only when a regular file of at most 64 KiB: a config that is a FIFO or a
+    /// link to `/dev/zero` is refused, not waited on or read for ever.
+    pub fn from_config_file(path: &std::path::Path) -> std::io::Result<Option<SymbolPath>> {
+        let bytes = crate::named::read(path, MAX_CONFIG).map_err(|e| match e {
+            crate::named::Refused::Io(e) => e,
+            other => std::io::Error::new(std::io::ErrorKind::InvalidInput, other),
+        })?;
+        let text = String::from_utf8_lossy(&bytes);
+        let path = SymbolPath::parse(text.trim())
+            .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))?;
+        Ok((!path.stores.is_empty()).then_some(path))
+    }
+
     /// Parses `_NT_SYMBOL_PATH` syntax. `srv*` and `symsrv*symsrv.dll*` entries are
     /// servers (the last element a URL, or a directory store), `cache*dir` adds a local
     /// store, anything else is a directory. Empty elements are ignored.

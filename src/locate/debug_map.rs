@@ -9,6 +9,7 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 use object::read::macho::{MachHeader, MachOFile, Nlist};
 use object::{Object as _, ObjectSymbol as _};
@@ -98,12 +99,56 @@ fn read_map<'data, Mach: MachHeader<Endian = object::Endianness>>(
     map
 }
 
+/// The static libraries a debug map's objects come from, each indexed once: a map of
+/// thousands of `libx.a(y.o)` entries naming one library of many members reads its
+/// member table once, not once per entry.
+#[derive(Default)]
+pub(crate) struct Libraries {
+    read: Mutex<HashMap<PathBuf, Option<Arc<Library>>>>,
+}
+
+/// One static library's members: where each lies in its file, and its time.
+struct Library {
+    members: HashMap<Vec<u8>, (u64, u64, u64)>,
+}
+
+impl Libraries {
+    /// The member index of the library at `path`, read on first use; `None` when it is
+    /// no archive that can be read.
+    fn get(&self, path: &Path) -> Option<Arc<Library>> {
+        let mut read = self.read.lock().unwrap_or_else(|e| e.into_inner());
+        read.entry(path.to_path_buf())
+            .or_insert_with(|| Library::read(path).map(Arc::new))
+            .clone()
+    }
+}
+
+impl Library {
+    fn read(path: &Path) -> Option<Library> {
+        let input = Input::open(path).ok()?;
+        let archive = object::read::archive::ArchiveFile::parse(input.bytes()).ok()?;
+        let mut members = HashMap::new();
+        for member in archive.members().filter_map(Result::ok) {
+            let (offset, size) = member.file_range();
+            // The first of a name wins, as the linker's `ar` lookup does.
+            members.entry(member.name().to_vec()).or_insert((
+                offset,
+                size,
+                member.date().unwrap_or(0),
+            ));
+        }
+        Some(Library { members })
+    }
+}
+
 /// Opens `object`'s file: the path the stab gives, else by file name under each of
 /// `debug_dirs` (a build tree moved). A missing file or one whose time differs from
-/// the stab's is a warning (the latter used all the same, as `dsymutil` does).
+/// the stab's is a warning (the latter used all the same, as `dsymutil` does). A
+/// member of a static library is mapped where it lies in the library, not copied.
 pub(crate) fn open(
     object: &MapObject,
     debug_dirs: &[PathBuf],
+    libraries: &Libraries,
     warnings: &mut Warnings,
 ) -> Option<Input> {
     let (file, member) = split_member(&object.path);
@@ -123,15 +168,15 @@ pub(crate) fn open(
         ));
         return None;
     };
-    let input = match Input::open(&found) {
-        Ok(input) => input,
-        Err(e) => {
-            warnings.add(warn(format!("cannot be read: {e}")));
-            return None;
-        }
-    };
     let (input, mtime) = match member {
         None => {
+            let input = match Input::open(&found) {
+                Ok(input) => input,
+                Err(e) => {
+                    warnings.add(warn(format!("cannot be read: {e}")));
+                    return None;
+                }
+            };
             let mtime = std::fs::metadata(&found)
                 .and_then(|m| m.modified())
                 .ok()
@@ -139,13 +184,23 @@ pub(crate) fn open(
                 .map_or(0, |d| d.as_secs());
             (input, mtime)
         }
-        Some(member) => match archive_member(&input, member) {
-            Some((bytes, mtime)) => (Input::from_bytes(PathBuf::from(&object.path), bytes), mtime),
-            None => {
+        Some(member) => {
+            let Some(&(offset, size, mtime)) = libraries
+                .get(&found)
+                .as_deref()
+                .and_then(|l| l.members.get(member.as_bytes()))
+            else {
                 warnings.add(warn(format!("{} has no member {member}", found.display())));
                 return None;
+            };
+            match Input::open_part(&found, PathBuf::from(&object.path), offset, size) {
+                Ok(input) => (input, mtime),
+                Err(e) => {
+                    warnings.add(warn(format!("cannot be read: {e}")));
+                    return None;
+                }
             }
-        },
+        }
     };
     if object.mtime != 0 && mtime != object.mtime {
         warnings.add(warn(
@@ -161,17 +216,6 @@ fn split_member(path: &str) -> (&str, Option<&str>) {
         Some((archive, member)) if !member.is_empty() => (archive, Some(member)),
         _ => (path, None),
     }
-}
-
-/// The bytes of member `name` of the static library `input`, and its time.
-fn archive_member(input: &Input, name: &str) -> Option<(Vec<u8>, u64)> {
-    let archive = object::read::archive::ArchiveFile::parse(input.bytes()).ok()?;
-    let member = archive
-        .members()
-        .filter_map(Result::ok)
-        .find(|m| m.name() == name.as_bytes())?;
-    let bytes = member.data(input.bytes()).ok()?.to_vec();
-    Some((bytes, member.date().unwrap_or(0)))
 }
 
 /// Where each of `object`'s functions went, by its symbol in the object file `obj`.

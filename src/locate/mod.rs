@@ -19,7 +19,7 @@ pub(crate) use debug_file::parse_debuglink;
 pub(crate) use debug_file::{
     DebugFile, Located, debuglink_name, lacks_dwarf, locate_debug_file, mini_debuginfo,
 };
-pub(crate) use debug_map::{debug_map, moves as map_moves, open as open_map_object};
+pub(crate) use debug_map::{Libraries, debug_map, moves as map_moves, open as open_map_object};
 pub(crate) use dsym::resolve_dsym_bundle;
 pub(crate) use pdb::{find_pe, locate_pdb, verify_pdb, verify_pe};
 

@@ -23,13 +23,50 @@ use sha2::Digest as _;
 
 use crate::error::{WarningKind, Warnings};
 
+/// Longest source file hashed for `{digest}`: the largest generated sources of real
+/// programs (amalgamations, embedded tables) are tens of MB; a path an input names may
+/// be a sparse file of any size. A larger one is not hashed: its path stays unmapped.
+pub const MAX_DIGESTED: u64 = 128 << 20;
+
+/// Longest path a mapping may give: a real source link (a URL, `hg:…:path:rev`) is a
+/// few hundred bytes, and browsers and servers refuse URLs of tens of KB. A template
+/// that makes one longer (a `{digest}` repeated a thousand times) leaves the path as it
+/// was.
+pub const MAX_MAPPED: usize = 8 << 10;
+
+/// Bytes that mapped paths may add to a run's output in all, over the paths they
+/// replace: a million real links are tens of MB.
+const MAX_GROWTH: u64 = 64 << 20;
+
+/// Largest mapping file read: Mozilla's are a few KB, one with a rule per file of a
+/// large program a few MB.
+const MAX_MAPPING_FILE: u64 = 64 << 20;
+
+/// How many rules one regular-expression set searches for at once: each path is
+/// searched once per set, not once per rule; a set of thousands of expressions is
+/// slower to build than its share of the searches saves.
+const RULES_PER_SET: usize = 256;
+
 /// Every mapping of a run, and what they gave (each path, and each file's digest, is
 /// worked out once per run).
 #[derive(Debug, Default)]
 pub struct Mappings {
     rules: Vec<Rule>,
+    /// The rules' expressions as sets of [`RULES_PER_SET`], in order: which rules can
+    /// apply to a path is found in one search per set.
+    sets: Vec<regex::RegexSet>,
     /// Each path's result: mapped, or left as it was.
-    done: Mutex<HashMap<String, Option<String>>>,
+    done: Mutex<Done>,
+}
+
+/// What the mappings gave so far.
+#[derive(Debug, Default)]
+struct Done {
+    paths: HashMap<String, Option<String>>,
+    /// What mapped paths added to the output over their originals.
+    growth: u64,
+    /// The growth bound was said.
+    capped: bool,
 }
 
 /// Why mappings could not be built from the flags or the file: the run stops (exit 1),
@@ -113,8 +150,23 @@ impl Mappings {
         for (source, destination) in sources.iter().zip(destinations) {
             rules.push(Rule::new(source, destination, &variables, HashSet::new())?);
         }
-        Ok((!rules.is_empty()).then(|| Mappings {
+        if rules.is_empty() {
+            return Ok(None);
+        }
+        let sets = rules
+            .chunks(RULES_PER_SET)
+            .map(|chunk| {
+                regex::RegexSet::new(chunk.iter().map(|r| r.re.as_str())).map_err(|e| {
+                    MappingError::Regex {
+                        source_text: format!("{} mappings together", chunk.len()),
+                        why: e.to_string(),
+                    }
+                })
+            })
+            .collect::<Result<_, _>>()?;
+        Ok(Some(Mappings {
             rules,
+            sets,
             done: Mutex::default(),
         }))
     }
@@ -127,7 +179,7 @@ impl Mappings {
             path: path.display().to_string(),
             why,
         };
-        let text = std::fs::read(path).map_err(|e| bad(e.to_string()))?;
+        let text = crate::named::read(path, MAX_MAPPING_FILE).map_err(|e| bad(e.to_string()))?;
         let json: serde_json::Value =
             serde_json::from_slice(&text).map_err(|e| bad(e.to_string()))?;
         let strings = |v: &serde_json::Value, what: &str| -> Result<Vec<String>, MappingError> {
@@ -181,27 +233,48 @@ impl Mappings {
     /// `warnings`, as a [`WarningKind::SourceLink`] warning.
     pub(crate) fn map(&self, path: &str, warnings: &mut Warnings) -> Option<String> {
         let mut done = self.done.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(known) = done.get(path) {
+        if let Some(known) = done.paths.get(path) {
             return known.clone();
         }
         let mut result = None;
-        for rule in &self.rules {
-            match rule.apply(path) {
-                Ok(Some(mapped)) => {
-                    result = Some(mapped);
-                    break;
-                }
-                Ok(None) => {}
-                Err(why) => {
-                    warnings.push(
-                        WarningKind::SourceLink,
-                        format!("{path}: not mapped: {why}"),
-                    );
-                    break;
+        'sets: for (n, set) in self.sets.iter().enumerate() {
+            for i in set.matches(path).iter() {
+                let rule = &self.rules[n * RULES_PER_SET + i];
+                match rule.apply(path) {
+                    Ok(Some(mapped)) => {
+                        result = Some(mapped);
+                        break 'sets;
+                    }
+                    Ok(None) => {}
+                    Err(why) => {
+                        warnings.push(
+                            WarningKind::SourceLink,
+                            format!("{path}: not mapped: {why}"),
+                        );
+                        break 'sets;
+                    }
                 }
             }
         }
-        done.insert(path.to_string(), result.clone());
+        if let Some(mapped) = &result {
+            let growth = mapped.len().saturating_sub(path.len()) as u64;
+            if done.growth.saturating_add(growth) > MAX_GROWTH {
+                if !done.capped {
+                    warnings.push(
+                        WarningKind::SourceLink,
+                        format!(
+                            "{path}: not mapped, nor any path after it: the mapped paths already add {} bytes to the output (at most {MAX_GROWTH})",
+                            done.growth
+                        ),
+                    );
+                    done.capped = true;
+                }
+                result = None;
+            } else {
+                done.growth += growth;
+            }
+        }
+        done.paths.insert(path.to_string(), result.clone());
         result
     }
 }
@@ -234,6 +307,8 @@ impl Rule {
             return Ok(None);
         };
         let mut out = String::new();
+        // Worked out once, however often the template names it.
+        let mut hashed: Option<String> = None;
         for (text, action) in &self.template {
             out.push_str(text);
             match action {
@@ -242,8 +317,22 @@ impl Rule {
                     None => return Ok(None),
                 },
                 Action::Value(v) => out.push_str(v),
-                Action::Digest { upper } => out.push_str(&digest(path, *upper)?),
+                Action::Digest { upper } => {
+                    if hashed.is_none() {
+                        hashed = Some(digest(path)?);
+                    }
+                    let hex = hashed.as_deref().unwrap_or_default();
+                    match upper {
+                        true => out.push_str(&hex.to_ascii_uppercase()),
+                        false => out.push_str(hex),
+                    }
+                }
                 Action::None => {}
+            }
+            if out.len() > MAX_MAPPED {
+                return Err(format!(
+                    "the mapping makes it longer than {MAX_MAPPED} bytes, longer than any source link"
+                ));
             }
         }
         Ok(Some(out))
@@ -291,16 +380,20 @@ fn template(
     Ok(out)
 }
 
-/// The SHA-512 of the file at `path`, in hex.
-fn digest(path: &str, upper: bool) -> Result<String, String> {
-    let bytes = std::fs::read(path).map_err(|e| format!("cannot read it for its digest: {e}"))?;
-    let sum = sha2::Sha512::digest(&bytes);
-    Ok(sum
+/// The SHA-512 of the file at `path`, in lower-case hex: streamed, from a regular file
+/// of at most [`MAX_DIGESTED`] bytes opened without blocking (the path is the input's).
+fn digest(path: &str) -> Result<String, String> {
+    let mut hasher = sha2::Sha512::new();
+    crate::named::stream(Path::new(path), MAX_DIGESTED, |b| hasher.update(b)).map_err(
+        |e| match e {
+            crate::named::Refused::Io(e) => format!("cannot read it for its digest: {e}"),
+            other => format!("cannot read it for its digest: it {other}"),
+        },
+    )?;
+    Ok(hasher
+        .finalize()
         .iter()
-        .map(|b| match upper {
-            true => format!("{b:02X}"),
-            false => format!("{b:02x}"),
-        })
+        .map(|b| format!("{b:02x}"))
         .collect())
 }
 

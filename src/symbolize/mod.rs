@@ -13,6 +13,7 @@ mod emit;
 mod firmware;
 pub(crate) mod input;
 mod ips;
+mod live;
 pub(crate) mod maps;
 pub(crate) mod ondevice;
 mod pseudo;
@@ -215,7 +216,20 @@ impl Symbolizer {
         out: &mut dyn std::io::Write,
         format: Format,
     ) -> std::io::Result<Tally> {
-        run::run(self, report, out, format)
+        run::run(self, &mut live::Whole(report), out, format)
+    }
+
+    /// As [`Symbolizer::run`], from a file or pipe that may still be written to
+    /// (`adb logcat | dumpsyms symbolize`): whenever it has nothing more ready, what
+    /// was answered is flushed to `out`, and lines held for a module map that may
+    /// follow are written once it pauses for [`run::RELEASE_AFTER`].
+    pub fn run_live(
+        &mut self,
+        report: std::fs::File,
+        out: &mut dyn std::io::Write,
+        format: Format,
+    ) -> std::io::Result<Tally> {
+        run::run(self, &mut live::Live::new(report), out, format)
     }
 
     /// What went wrong so far, once per module or file: modules not found, failing

@@ -6,10 +6,12 @@
 //! was read (the report and the symbol files) plus [`OUTPUT_SLACK`]; past that, frames
 //! are left as the report has them.
 
-use std::io::{self, BufRead, Read, Write};
+use std::io::{self, Read, Write};
+use std::time::Duration;
 
 use super::emit::{Bounded, JsonLines, Record};
 use super::input::{self, Base, Context, Pc};
+use super::live::{Report, Whole};
 use super::maps::ModuleMap;
 use super::render::{Renderer, Tally};
 use super::spool::Spool;
@@ -28,9 +30,9 @@ pub const MAX_TRACE: u64 = 64 << 20;
 /// Reads the report from `report` and writes it resolved to `out`. A report whose
 /// first character is `{` is the on-device stack-trace JSON; any other is read line
 /// by line.
-pub fn run(
+pub(super) fn run(
     symbolizer: &mut Symbolizer,
-    report: &mut dyn BufRead,
+    report: &mut dyn Report,
     out: &mut dyn Write,
     format: Format,
 ) -> io::Result<Tally> {
@@ -79,7 +81,13 @@ pub fn run(
                 ));
             }
             let mut pending = blank.into_iter();
-            let tally = lines(symbolizer, &mut &doc[..], &mut pending, &mut out, format);
+            let tally = lines(
+                symbolizer,
+                &mut Whole(&mut &doc[..]),
+                &mut pending,
+                &mut out,
+                format,
+            );
             warn_if_cut(symbolizer, &out);
             return tally;
         }
@@ -142,33 +150,55 @@ fn warn_if_cut(symbolizer: &mut Symbolizer, out: &Bounded<'_>) {
     }
 }
 
+/// How long a report that is still arriving may pause while lines are held for its
+/// module map before they are written as the map read so far places them: a crashing
+/// program prints its frames and its map in one burst.
+pub const RELEASE_AFTER: Duration = Duration::from_secs(1);
+
+/// The most that is held for a module map, in bytes and in lines: a glibc map of a
+/// large process is a few thousand lines, an Apple `Binary Images` list some hundreds.
+/// Past either, what is held is written as the map read so far places it, and reading
+/// goes on.
+pub const MAX_HELD: u64 = 64 << 20;
+/// See [`MAX_HELD`].
+pub const MAX_HELD_LINES: u64 = 1 << 20;
+
 /// A report read line by line; `pending` holds the lines already read.
 ///
 /// Lines stream through as they are read until one holds an absolute address that
 /// the module map read so far does not place: the map may come after the frames (as
 /// glibc, Apple, Wine and the stackwalkers print it), so from that line on the report is
-/// held (in memory, then in a temporary file) and its map read to the end before the
-/// held lines are resolved.
+/// held (in memory, then in a temporary file) and its map read, to the report's end, a
+/// pause of [`RELEASE_AFTER`] in a report still arriving, or [`MAX_HELD`], before the
+/// held lines are resolved; then streaming goes on.
 fn lines(
     symbolizer: &mut Symbolizer,
-    report: &mut dyn BufRead,
+    report: &mut dyn Report,
     pending: &mut dyn Iterator<Item = Vec<u8>>,
     out: &mut Bounded<'_>,
     format: Format,
 ) -> io::Result<Tally> {
     let mut state = Lines::default();
-    let held = state.stream(symbolizer, report, pending, out, format, true)?;
-    if let Some(first) = held {
-        let spool = hold(report, &first, &mut state.map)?;
+    while let Some(first) = state.stream(symbolizer, report, pending, out, format, true)? {
+        let (spool, end) = hold(report, &first, &mut state.map, out)?;
         let mut held = spool.into_reader()?;
         state.stream(
             symbolizer,
-            &mut *held,
+            &mut Whole(&mut *held),
             &mut std::iter::empty(),
             out,
             format,
             false,
         )?;
+        match end {
+            Held::Ended => break,
+            Held::Released => {}
+            // Its head was the last thing held; the rest goes through as it comes.
+            Held::LongLine => {
+                let rest = copy_rest_of_line(report, out, format == Format::Text, &[])?;
+                out.read += rest;
+            }
+        }
     }
     if format == Format::Json {
         state.records.finish(out)?;
@@ -186,17 +216,46 @@ fn lines(
     Ok(state.renderer.tally)
 }
 
-/// Holds the rest of the report, from `first` on, learning its module map.
-fn hold(report: &mut dyn BufRead, first: &[u8], map: &mut ModuleMap) -> io::Result<Spool> {
+/// Why [`hold`] stopped holding.
+enum Held {
+    /// The report ended.
+    Ended,
+    /// It paused, or what is held reached its bound.
+    Released,
+    /// A line longer than [`MAX_LINE`] began: its head was held, the rest is still to
+    /// be read.
+    LongLine,
+}
+
+/// Holds the rest of the report, from `first` on, learning its module map: to the
+/// report's end, or until it pauses, what is held reaches its bound, or a line too long
+/// to hold begins.
+fn hold(
+    report: &mut dyn Report,
+    first: &[u8],
+    map: &mut ModuleMap,
+    out: &mut dyn Write,
+) -> io::Result<(Spool, Held)> {
     let mut spool = Spool::new();
     spool.write_all(first)?;
+    let (mut bytes, mut lines) = (first.len() as u64, 1u64);
     let mut line = Vec::new();
     loop {
+        if bytes >= MAX_HELD || lines >= MAX_HELD_LINES {
+            return Ok((spool, Held::Released));
+        }
+        if report.would_wait() {
+            out.flush()?;
+            if !report.wait(RELEASE_AFTER) {
+                return Ok((spool, Held::Released));
+            }
+        }
         line.clear();
         match read_line(report, &mut line)? {
-            Line::End => return Ok(spool),
+            Line::End => return Ok((spool, Held::Ended)),
             Line::Long => {
-                copy_rest_of_line(report, &mut spool, true, &line)?;
+                spool.write_all(&line)?;
+                return Ok((spool, Held::LongLine));
             }
             Line::Whole => {
                 if let Ok(text) = std::str::from_utf8(split_ending(&line).0) {
@@ -205,6 +264,8 @@ fn hold(report: &mut dyn BufRead, first: &[u8], map: &mut ModuleMap) -> io::Resu
                 spool.write_all(&line)?;
             }
         }
+        bytes += line.len() as u64;
+        lines += 1;
     }
 }
 
@@ -233,7 +294,7 @@ impl Lines {
     fn stream(
         &mut self,
         symbolizer: &mut Symbolizer,
-        report: &mut dyn BufRead,
+        report: &mut dyn Report,
         pending: &mut dyn Iterator<Item = Vec<u8>>,
         out: &mut Bounded<'_>,
         format: Format,
@@ -247,7 +308,13 @@ impl Lines {
                     line = l;
                     Line::Whole
                 }
-                None => read_line(report, &mut line)?,
+                None => {
+                    // What is answered goes out before a read that would wait.
+                    if report.would_wait() {
+                        out.flush()?;
+                    }
+                    read_line(report, &mut line)?
+                }
             };
             match read {
                 Line::End => return Ok(None),
@@ -506,7 +573,7 @@ enum Line {
 
 /// The report's next buffered bytes (empty at its end), reading again when a signal
 /// interrupts.
-fn fill(report: &mut dyn BufRead) -> io::Result<&[u8]> {
+fn fill(report: &mut dyn Report) -> io::Result<&[u8]> {
     loop {
         match report.fill_buf() {
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
@@ -519,7 +586,7 @@ fn fill(report: &mut dyn BufRead) -> io::Result<&[u8]> {
 }
 
 /// Reads one line into `line`, at most [`MAX_LINE`] bytes of it.
-fn read_line(report: &mut dyn BufRead, line: &mut Vec<u8>) -> io::Result<Line> {
+fn read_line(report: &mut dyn Report, line: &mut Vec<u8>) -> io::Result<Line> {
     loop {
         let buf = fill(report)?;
         if buf.is_empty() {
@@ -548,7 +615,7 @@ fn read_line(report: &mut dyn BufRead, line: &mut Vec<u8>) -> io::Result<Line> {
 /// Copies an over-long line through (`head`, then the rest up to its newline), or
 /// skips it; the bytes read past `head`.
 fn copy_rest_of_line(
-    report: &mut dyn BufRead,
+    report: &mut dyn Report,
     out: &mut dyn Write,
     copy: bool,
     head: &[u8],

@@ -18,6 +18,7 @@ mod hostile;
 mod hostile_archives;
 mod hostile_net;
 mod macho;
+mod named_paths;
 mod names;
 mod oracle;
 mod peers;

@@ -387,12 +387,12 @@ impl Cli {
         if let Some(command) = &self.command {
             return Ok(self.describe(command));
         }
-        let symbol_path = self.symbol_path()?;
+        let mode = self.mode()?;
+        let symbol_path = self.symbol_path(&mode)?;
         let uploader = match self.list_arch {
             true => None,
             false => self.uploader()?,
         };
-        let mode = self.mode()?;
         let mappings = dumpsyms::paths::mapping::Mappings::new(
             &self.mapping_var,
             &self.mapping_src,
@@ -563,19 +563,27 @@ impl Cli {
     }
 
     /// `--symbol-server`, else `_NT_SYMBOL_PATH`, else Mozilla's dumper's configuration
-    /// file (`$HOME/.dump_syms/config`, a symbol path), with the server limits.
-    fn symbol_path(&self) -> Result<Option<SymbolPath>, Refused> {
+    /// file (`$HOME/.dump_syms/config`, a symbol path), with the server limits. The
+    /// file is read once, and only for a run that may ask a symbol server.
+    fn symbol_path(&self, mode: &Mode) -> Result<Option<SymbolPath>, Refused> {
         let spec = if self.symbol_server.is_empty() {
             std::env::var("_NT_SYMBOL_PATH")
                 .ok()
                 .filter(|s| !s.trim().is_empty())
-                .or_else(mozilla_config)
-                .unwrap_or_default()
         } else {
-            self.symbol_server.join(";")
+            Some(self.symbol_server.join(";"))
         };
-        let mut path =
-            SymbolPath::parse(&spec).map_err(|e| usage(format!("--symbol-server: {e}")))?;
+        let path = match spec {
+            Some(spec) => {
+                SymbolPath::parse(&spec).map_err(|e| usage(format!("--symbol-server: {e}")))?
+            }
+            None if may_ask_a_symbol_server(mode) => match mozilla_config() {
+                Some(path) => path,
+                None => return Ok(None),
+            },
+            None => return Ok(None),
+        };
+        let mut path = path;
         if path.stores.is_empty() {
             return Ok(None);
         }
@@ -616,9 +624,46 @@ impl Cli {
 
 /// The symbol path in Mozilla's dumper's configuration file, `$HOME/.dump_syms/config`,
 /// which its users keep: read when neither `--symbol-server` nor `_NT_SYMBOL_PATH` gives
-/// one.
-fn mozilla_config() -> Option<String> {
-    let home = std::env::var_os("HOME")?;
-    let text = std::fs::read_to_string(PathBuf::from(home).join(".dump_syms/config")).ok()?;
-    Some(text.trim().to_string()).filter(|t| !t.is_empty())
+/// one. A file that is not there is no symbol path; one that cannot be used (a FIFO, a
+/// device, too large, not a symbol path) is said on stderr and left.
+fn mozilla_config() -> Option<SymbolPath> {
+    let path = PathBuf::from(std::env::var_os("HOME")?).join(".dump_syms/config");
+    match SymbolPath::from_config_file(&path) {
+        Ok(found) => found,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => {
+            eprintln!(
+                "dumpsyms: warning: {}: {e}; no symbol server is read from it",
+                path.display()
+            );
+            None
+        }
+    }
+}
+
+/// Whether a run may need a symbol server (so reads the configuration file): not one
+/// that lists architectures or dumps one ELF or Mach-O file (told by its first bytes,
+/// read without blocking), which no symbol server has anything for.
+fn may_ask_a_symbol_server(mode: &Mode) -> bool {
+    match mode {
+        Mode::ListArch(_) => false,
+        Mode::One { input, .. } => {
+            let mut head = [0u8; 4];
+            let read = std::os::unix::fs::OpenOptionsExt::custom_flags(
+                std::fs::OpenOptions::new().read(true),
+                libc::O_NONBLOCK,
+            )
+            .open(input)
+            .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut head));
+            !(read.is_ok()
+                && matches!(
+                    head,
+                    [0x7F, b'E', b'L', b'F']
+                        | [0xFE, 0xED, 0xFA, 0xCE | 0xCF]
+                        | [0xCE | 0xCF, 0xFA, 0xED, 0xFE]
+                        | [0xCA, 0xFE, 0xBA, 0xBE]
+                ))
+        }
+        _ => true,
+    }
 }

@@ -7,6 +7,7 @@ mod peers;
 mod words;
 
 use std::io;
+use std::os::fd::AsFd as _;
 use std::process::ExitCode;
 
 use clap::Parser;
@@ -183,21 +184,29 @@ fn symbolize(
     input: Option<&std::path::Path>,
 ) -> bool {
     use dumpsyms::symbolize::{Format, Symbolizer};
-    let mut report: Box<dyn io::BufRead> = match input {
-        Some(path) if path.as_os_str() != "-" => match std::fs::File::open(path) {
-            Ok(f) => Box::new(io::BufReader::new(f)),
-            Err(e) => {
-                say(&format!("dumpsyms: error: {}: {e}", path.display()));
-                return false;
-            }
-        },
-        _ => Box::new(io::stdin().lock()),
+    // A file or pipe read as it comes: what is answered goes out whenever the input
+    // has nothing more ready, so `adb logcat | dumpsyms symbolize` prints each line
+    // at once.
+    let report = match input {
+        Some(path) if path.as_os_str() != "-" => std::fs::File::open(path),
+        _ => io::stdin()
+            .as_fd()
+            .try_clone_to_owned()
+            .map(std::fs::File::from),
+    };
+    let report = match report {
+        Ok(f) => f,
+        Err(e) => {
+            let name = input.map_or("standard input".into(), |p| p.display().to_string());
+            say(&format!("dumpsyms: error: {name}: {e}"));
+            return false;
+        }
     };
     let mut symbolizer = Symbolizer::with_sources(sources.clone());
     let mut out = io::BufWriter::new(io::stdout().lock());
     let format = if json { Format::Json } else { Format::Text };
     let result = symbolizer
-        .run(&mut report, &mut out, format)
+        .run_live(report, &mut out, format)
         .and_then(|tally| io::Write::flush(&mut out).map(|()| tally));
     for warning in symbolizer.warnings() {
         say(&format!("dumpsyms: warning: {warning}"));
