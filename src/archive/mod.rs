@@ -10,6 +10,7 @@
 //! early with its archive named, and what was taken before stays.
 
 mod deb;
+pub(crate) mod leftovers;
 mod source;
 mod tar;
 mod zip;
@@ -90,8 +91,19 @@ pub(crate) fn kind_of_file(path: &Path) -> Option<Kind> {
 const MAX_RATIO: u64 = 100;
 
 /// What any archive may unpack to, however small: a few small members of zeros compress
-/// far beyond [`MAX_RATIO`] and are no bomb.
-const MIN_BUDGET: u64 = 256 << 20;
+/// far beyond [`MAX_RATIO`] and are no bomb. A run's archives together may unpack to
+/// [`MAX_RATIO`] times their sizes plus this once, not once each.
+pub(crate) const MIN_BUDGET: u64 = 256 << 20;
+
+/// What the archives of sizes `sizes` may unpack to in one run, together.
+pub(crate) fn run_budget(sizes: impl IntoIterator<Item = u64>) -> u64 {
+    sizes
+        .into_iter()
+        .fold(0u64, |sum, s| {
+            sum.saturating_add(s.saturating_mul(MAX_RATIO))
+        })
+        .saturating_add(MIN_BUDGET)
+}
 
 /// The members written from the archives of one run, at most: a real package holds
 /// hundreds; an archive of tens of thousands of tiny "object files" is an attack on the
@@ -201,10 +213,22 @@ pub(crate) struct Unpacking {
     members: AtomicUsize,
     /// How many threads read a ZIP archive's members at once.
     threads: usize,
+    /// What the run's archives may still unpack to, together ([`run_budget`]).
+    run_left: u64,
+}
+
+impl Drop for Unpacking {
+    fn drop(&mut self) {
+        if let Some(temp) = &self.temp {
+            leftovers::forget(temp.path());
+        }
+    }
 }
 
 impl Unpacking {
-    pub(crate) fn new(store: &Path, threads: usize) -> Unpacking {
+    /// The run's unpacking into `store`, its archives together unpacking to at most
+    /// `budget` bytes.
+    pub(crate) fn new(store: &Path, threads: usize, budget: u64) -> Unpacking {
         Unpacking {
             temp: None,
             store: store.to_path_buf(),
@@ -213,6 +237,7 @@ impl Unpacking {
             failures: Vec::new(),
             members: AtomicUsize::new(0),
             threads: threads.max(1),
+            run_left: budget,
         }
     }
 
@@ -220,12 +245,14 @@ impl Unpacking {
     /// it: each into a directory of [`Unpacking::unpacked`], its damage in
     /// [`Unpacking::failures`].
     pub(crate) fn unpack(&mut self, path: &Path, shown: &Path, kind: Kind) {
-        self.unpack_at(path, shown, kind, 1, u64::MAX);
+        let spent = self.unpack_at(path, shown, kind, 1, self.run_left);
+        self.run_left = self.run_left.saturating_sub(spent);
     }
 
     /// As [`Unpacking::unpack`], `depth` archives down, unpacking to at most `cap`
     /// bytes: an archive inside another may unpack to what is left of the outer one's
-    /// budget, not to a hundred times its own size again. The bytes it used.
+    /// budget, not to a hundred times its own size again. The bytes it and the archives
+    /// inside it used.
     fn unpack_at(&mut self, path: &Path, shown: &Path, kind: Kind, depth: u8, cap: u64) -> u64 {
         let dir = match self.new_dir() {
             Ok(dir) => dir,
@@ -278,6 +305,7 @@ impl Unpacking {
             ));
             let spent = self.unpack_at(&member, &inner_shown, kind, depth + 1, left);
             left = left.saturating_sub(spent);
+            used = used.saturating_add(spent);
             // The archive is read; only its members are dumped.
             let _ = std::fs::remove_file(&member);
         }
@@ -290,11 +318,13 @@ impl Unpacking {
             Some(t) => t,
             none => {
                 std::fs::create_dir_all(&self.store)?;
-                none.insert(
-                    tempfile::Builder::new()
-                        .prefix(".dumpsyms-unpacking-")
-                        .tempdir_in(&self.store)?,
-                )
+                // A killed run's members, which no one else will remove.
+                leftovers::remove_stale(&self.store);
+                let temp = tempfile::Builder::new()
+                    .prefix(&leftovers::prefix())
+                    .tempdir_in(&self.store)?;
+                leftovers::register(temp.path());
+                none.insert(temp)
             }
         };
         let dir = temp.path().join(self.unpacked.len().to_string());

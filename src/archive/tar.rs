@@ -35,13 +35,19 @@ pub(super) fn read(
         }),
         Packing::Bzip2 => Box::new(bzip2::bufread::MultiBzDecoder::new(bytes)),
     };
-    entries(
+    let read = entries(
         Counted {
             inner: stream,
             budget,
         },
         sink,
-    )
+    );
+    // Even an empty tar archive is 1 KiB of zeros: a stream that gives nothing at all
+    // holds no archive, and saying "0 dumped" of it would hide that.
+    if read.is_ok() && budget.used() == 0 {
+        return Err("holds no tar archive: it decompresses to nothing".into());
+    }
+    read
 }
 
 fn entries(stream: impl Read, sink: &mut Sink) -> Result<(), String> {
@@ -144,9 +150,18 @@ impl<R: io::BufRead> Read for Zstd<R> {
                     length,
                     ..
                 })) => {
-                    // Its magic and length are read; its bytes are not.
+                    // Its magic and length are read; its bytes are not. A frame that
+                    // claims more than the stream holds is damage, not the end.
                     let skipped = &mut (&mut self.stream).take(u64::from(length));
-                    io::copy(skipped, &mut io::sink())?;
+                    let passed = io::copy(skipped, &mut io::sink())?;
+                    if passed < u64::from(length) {
+                        return Err(io::Error::new(
+                            io::ErrorKind::UnexpectedEof,
+                            format!(
+                                "a zstd skippable frame claims {length} bytes, but the stream ends after {passed}: truncated or damaged"
+                            ),
+                        ));
+                    }
                 }
                 Err(e) => return Err(io::Error::other(e)),
             }

@@ -210,7 +210,10 @@ impl Batch<'_> {
             #[cfg(feature = "net")]
             remote: self.remote,
         };
-        let walked = |f: &Path| !paths.iter().any(|p| p == f);
+        // An input given by itself is dumped whatever it is; an archive given is read
+        // as its members, so found again in a directory given beside it, it is a file
+        // of that directory like any other.
+        let walked = |f: &Path| !inputs.given.iter().any(|p| p == f);
         let early = (inputs.failures, started);
         run.store_files(&inputs.paths, &walked, store, skip_existing, early)
     }

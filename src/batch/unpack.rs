@@ -10,6 +10,8 @@ pub(super) struct Inputs {
     /// The inputs, each archive replaced by the directories its members (and those of
     /// the archives inside it) were written to.
     pub paths: Vec<PathBuf>,
+    /// The inputs given that are not archives: each dumped whatever it is.
+    pub given: Vec<PathBuf>,
     /// The `usr/lib/debug` directories of the archives' members (a Debian `-dbg` or
     /// `-dbgsym` package's): where the binaries of every archive of the run find their
     /// debug files, as `--debug-dir` on the unpacked trees would have them.
@@ -34,13 +36,40 @@ pub(super) fn inputs(
     use crate::archive;
     let threads =
         jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-    let mut unpacking = archive::Unpacking::new(store, threads);
+    use std::os::unix::fs::MetadataExt as _;
+    // Each archive once, however often (or by whatever path) it is given.
+    let mut seen = std::collections::HashSet::new();
+    let archives: Vec<Option<(archive::Kind, u64)>> = paths
+        .iter()
+        .map(|path| {
+            let kind = archive::kind_of_file(path)?;
+            let meta = std::fs::metadata(path).ok()?;
+            match seen.insert((meta.dev(), meta.ino())) {
+                true => Some((kind, meta.len())),
+                // Given again: read once, and no longer an input of its own.
+                false => Some((kind, u64::MAX)),
+            }
+        })
+        .collect();
+    let budget = archive::run_budget(
+        archives
+            .iter()
+            .flatten()
+            .filter(|(_, len)| *len != u64::MAX)
+            .map(|(_, len)| *len),
+    );
+    let mut unpacking = archive::Unpacking::new(store, threads, budget);
     let mut out = Vec::with_capacity(paths.len());
-    for path in paths {
-        let Some(kind) = archive::kind_of_file(path) else {
+    let mut given = Vec::new();
+    for (path, archive) in paths.iter().zip(&archives) {
+        let Some((kind, len)) = *archive else {
             out.push(path.clone());
+            given.push(path.clone());
             continue;
         };
+        if len == u64::MAX {
+            continue;
+        }
         let first = unpacking.unpacked.len();
         unpacking.unpack(path, path, kind);
         out.extend(unpacking.unpacked[first..].iter().map(|u| u.dir.clone()));
@@ -73,6 +102,7 @@ pub(super) fn inputs(
         .collect();
     Inputs {
         paths: out,
+        given,
         debug_dirs,
         failures,
         _unpacking: Some(unpacking),
@@ -89,6 +119,7 @@ pub(super) fn inputs(
 ) -> Inputs {
     Inputs {
         paths: paths.to_vec(),
+        given: paths.to_vec(),
         debug_dirs: Vec::new(),
         failures: Vec::new(),
     }

@@ -17,6 +17,7 @@ mod golden;
 mod hostile;
 mod hostile_archives;
 mod hostile_net;
+mod interrupted;
 mod macho;
 mod named_paths;
 mod names;

@@ -1,0 +1,175 @@
+//! What a run unpacks into a store must not outlive it: the directory goes when the run
+//! ends, when it is interrupted (SIGINT, SIGTERM), and, when it was killed outright
+//! (SIGKILL, a power cut), at the next run into the same store.
+//!
+//! Each directory is named with its process id (`.dumpsyms-unpacking-<pid>-…`), so a
+//! later run can tell a live run's directory, which it leaves alone, from one whose
+//! process is gone.
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicI32, Ordering};
+
+/// The start of every unpack directory's name.
+pub(crate) const PREFIX: &str = ".dumpsyms-unpacking-";
+
+/// The unpack directories of this process that still exist.
+static LIVE: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+/// The write end of the pipe the signal handler tells the cleaner through; -1 until
+/// the handler is installed.
+static WAKE: AtomicI32 = AtomicI32::new(-1);
+
+/// The name prefix of a new unpack directory of this process.
+pub(crate) fn prefix() -> String {
+    format!("{PREFIX}{}-", std::process::id())
+}
+
+/// Keeps `dir` to be removed if the process is interrupted, until [`forget`].
+pub(crate) fn register(dir: &Path) {
+    install();
+    LIVE.lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .push(dir.to_path_buf());
+}
+
+/// `dir` is gone (or going) by the ordinary way.
+pub(crate) fn forget(dir: &Path) {
+    LIVE.lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .retain(|d| d != dir);
+}
+
+/// Removes the unpack directories in `store` whose process is no longer running: a run
+/// killed outright could not remove its own. A directory of a process that still runs
+/// (another run into the same store) is left alone. The directories removed.
+pub(crate) fn remove_stale(store: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(store) else {
+        return Vec::new();
+    };
+    let mut removed = Vec::new();
+    for entry in entries.filter_map(Result::ok) {
+        let name = entry.file_name();
+        let Some(rest) = name.to_str().and_then(|n| n.strip_prefix(PREFIX)) else {
+            continue;
+        };
+        // Made by a dumpsyms that did not name its process: left to its age.
+        let Some(pid) = rest.split('-').next().and_then(|p| p.parse::<i32>().ok()) else {
+            continue;
+        };
+        if pid <= 0 || alive(pid) {
+            continue;
+        }
+        let path = entry.path();
+        if entry.file_type().is_ok_and(|t| t.is_dir()) && std::fs::remove_dir_all(&path).is_ok() {
+            removed.push(path);
+        }
+    }
+    removed.sort();
+    removed
+}
+
+/// Whether a process `pid` exists (one this user may not signal exists too).
+fn alive(pid: i32) -> bool {
+    // SAFETY: signal 0 only asks whether the process exists.
+    let r = unsafe { libc::kill(pid, 0) };
+    r == 0 || std::io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH)
+}
+
+/// Installs, once, handlers for SIGINT and SIGTERM that remove the live directories and
+/// then let the signal end the process as it would have: only where the signal's action
+/// is still the default (a program embedding the library that handles them itself
+/// keeps its own handling). The handler only writes a byte to a pipe (what a signal
+/// handler may safely do); a thread of its own does the removing.
+fn install() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let mut fds = [0; 2];
+        // SAFETY: two ints for the pipe's ends.
+        if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+            return;
+        }
+        let [read, write] = fds;
+        let cleaner = std::thread::Builder::new()
+            .name("dumpsyms-interrupt".into())
+            .spawn(move || clean_on_signal(read));
+        if cleaner.is_err() {
+            return;
+        }
+        WAKE.store(write, Ordering::SeqCst);
+        for signal in [libc::SIGINT, libc::SIGTERM] {
+            // SAFETY: the old action is read into a zeroed struct, and the new one is a
+            // plain handler that calls only write(2).
+            unsafe {
+                let mut old: libc::sigaction = std::mem::zeroed();
+                if libc::sigaction(signal, std::ptr::null(), &mut old) != 0
+                    || old.sa_sigaction != libc::SIG_DFL
+                {
+                    continue;
+                }
+                let mut action: libc::sigaction = std::mem::zeroed();
+                action.sa_sigaction = on_signal as extern "C" fn(libc::c_int) as usize;
+                action.sa_flags = libc::SA_RESTART;
+                libc::sigemptyset(&mut action.sa_mask);
+                libc::sigaction(signal, &action, std::ptr::null_mut());
+            }
+        }
+    });
+}
+
+extern "C" fn on_signal(signal: libc::c_int) {
+    let fd = WAKE.load(Ordering::Relaxed);
+    let byte = signal as u8;
+    // SAFETY: write(2) is async-signal-safe; one byte from a live local.
+    unsafe { libc::write(fd, (&byte as *const u8).cast(), 1) };
+}
+
+/// Waits for a signal's byte, removes the live directories, then ends the process by
+/// that signal with its default action (the exit status a shell expects of Ctrl-C).
+fn clean_on_signal(read: libc::c_int) {
+    let mut byte = 0u8;
+    loop {
+        // SAFETY: one byte into a live local, from the pipe made for it.
+        let n = unsafe { libc::read(read, (&mut byte as *mut u8).cast(), 1) };
+        if n == 1 {
+            break;
+        }
+        if n < 0 && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
+            continue;
+        }
+        return;
+    }
+    let dirs = std::mem::take(&mut *LIVE.lock().unwrap_or_else(|e| e.into_inner()));
+    for dir in dirs {
+        let _ = std::fs::remove_dir_all(dir);
+    }
+    let signal = libc::c_int::from(byte);
+    // SAFETY: the default action is restored and the signal sent to this process.
+    unsafe {
+        libc::signal(signal, libc::SIG_DFL);
+        libc::raise(signal);
+    }
+    // Not reached: the default action of SIGINT and SIGTERM ends the process.
+    std::process::exit(128 + signal);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_directories_of_processes_gone_are_stale() {
+        let store = std::env::temp_dir().join(format!("dumpsyms-leftovers-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&store);
+        let mine = store.join(format!("{}abc", prefix()));
+        // No process has pid 2^22 + 1 (the kernel's largest is 2^22).
+        let gone = store.join(format!("{PREFIX}4194305-xyz"));
+        let old_style = store.join(format!("{PREFIX}Ab3xYz"));
+        for d in [&mine, &gone, &old_style] {
+            std::fs::create_dir_all(d.join("0")).unwrap();
+        }
+        assert_eq!(remove_stale(&store), [gone.clone()]);
+        assert!(mine.is_dir() && old_style.is_dir() && !gone.exists());
+        std::fs::remove_dir_all(&store).unwrap();
+    }
+}
