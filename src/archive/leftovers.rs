@@ -168,7 +168,7 @@ mod tests {
         for d in [&mine, &gone, &old_style] {
             std::fs::create_dir_all(d.join("0")).unwrap();
         }
-        assert_eq!(remove_stale(&store), [gone.clone()]);
+        assert_eq!(remove_stale(&store), std::slice::from_ref(&gone));
         assert!(mine.is_dir() && old_style.is_dir() && !gone.exists());
         std::fs::remove_dir_all(&store).unwrap();
     }
