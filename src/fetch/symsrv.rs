@@ -4,6 +4,8 @@
 //! entry's first local store, so that each is downloaded once.
 
 use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use super::http::{self, Download, Verify};
 use super::{Fetched, Limits};
@@ -30,7 +32,27 @@ pub struct SymbolPath {
     pub stores: Vec<Store>,
     /// How long and how much a download may take (`--server-timeout` and the like).
     pub limits: Limits,
+    /// The time spent on servers that gave nothing, shared by every clone of this path
+    /// (every module of a run).
+    unanswered: Unanswered,
 }
+
+/// The most a run spends asking symbol servers that give nothing (down, unreachable,
+/// failing, or without the file): twenty dead servers in a symbol path cost a dump
+/// 12 s, each lookup paying them all again. A download that delivers is not counted.
+pub const MAX_UNANSWERED: Duration = Duration::from_secs(5);
+
+/// Time spent on servers that gave nothing, and whether the bound was said.
+#[derive(Debug, Clone, Default)]
+struct Unanswered(Arc<Mutex<(Duration, bool)>>);
+
+// Bookkeeping, not part of what a symbol path is.
+impl PartialEq for Unanswered {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+impl Eq for Unanswered {}
 
 /// Largest configuration file read: a symbol path is a line or two.
 const MAX_CONFIG: u64 = 64 << 10;
@@ -100,6 +122,7 @@ impl SymbolPath {
         Ok(SymbolPath {
             stores,
             limits: Limits::default(),
+            unanswered: Unanswered::default(),
         })
     }
 
@@ -159,12 +182,35 @@ impl SymbolPath {
                 target: &target,
                 what: &format!("symbol server {}", super::redact::url(url)),
             };
+            if !self.may_ask(&mut out) {
+                break;
+            }
+            let started = Instant::now();
             if let Some(p) = self.download(&entry, &full, verify, &mut out) {
                 out.path = Some(p);
                 return out;
             }
+            let mut spent = self.unanswered.0.lock().unwrap_or_else(|e| e.into_inner());
+            spent.0 += started.elapsed();
         }
         out
+    }
+
+    /// Whether the run's time on servers that gave nothing ([`MAX_UNANSWERED`]) is not
+    /// yet spent; said once when it is.
+    fn may_ask(&self, out: &mut Fetched) -> bool {
+        let mut spent = self.unanswered.0.lock().unwrap_or_else(|e| e.into_inner());
+        if spent.0 < MAX_UNANSWERED {
+            return true;
+        }
+        if !spent.1 {
+            spent.1 = true;
+            out.failed(format!(
+                "the run's {} s on symbol servers that gave nothing are spent: no further server is asked in this run",
+                MAX_UNANSWERED.as_secs()
+            ));
+        }
+        false
     }
 
     /// The file from the server of `at`: as it is at `full`, else compressed, else where

@@ -25,15 +25,21 @@ impl Remote {
     /// The servers that can say what they have: `uploader` when it speaks
     /// sym-upload-v2, and each of `bases`. `None` when there is none to ask.
     pub fn new(uploader: Option<&Uploader>, bases: &[String]) -> Option<Remote> {
-        let check_status = uploader
-            .filter(|u| u.protocol == Protocol::SymUploadV2)
-            .cloned();
-        if check_status.is_none() && bases.is_empty() {
-            return None;
-        }
         let timeout = uploader.map_or(crate::fetch::Limits::default().timeout, |u| {
             u.timeout.min(crate::fetch::Limits::default().timeout)
         });
+        // The question is a lookup, not an upload: its answer is read within the
+        // lookups' time-out, not the upload's (a dripped `checkStatus` held a run 60 s).
+        let check_status = uploader
+            .filter(|u| u.protocol == Protocol::SymUploadV2)
+            .cloned()
+            .map(|mut u| {
+                u.timeout = timeout;
+                u
+            });
+        if check_status.is_none() && bases.is_empty() {
+            return None;
+        }
         Some(Remote {
             check_status,
             bases: bases

@@ -361,6 +361,45 @@ fn a_dripped_json_answer_ends_the_servers_turn() {
     std::fs::remove_dir_all(&work).ok();
 }
 
+/// The same dripped answer to `--skip-existing`'s `checkStatus`, with the upload's
+/// default time-out (60 s): read within the lookups' time-out (10 s), then the server
+/// is not asked again in the run. Before: 60 s a run, past the 30 s a dump's lookups
+/// may take.
+#[test]
+fn a_dripped_check_status_costs_a_lookups_time_out() {
+    let server = Server::start(|_, _, s| {
+        let _ = s.write_all(
+            b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{",
+        );
+        let started = Instant::now();
+        while started.elapsed() < Duration::from_secs(90) {
+            if s.write_all(b" ").is_err() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(300));
+        }
+    });
+    let work = scratch("net-drip-check-status");
+    let tree = four_modules(&work);
+    let (took, _, text) = timed(
+        dumpsyms_command()
+            .arg("--store")
+            .arg(work.join("store"))
+            .args([
+                "--skip-existing",
+                "--upload",
+                &server.url,
+                "--upload-protocol",
+                "sym-upload-v2",
+            ])
+            .arg(&tree)
+            .env("DUMPSYMS_UPLOAD_TOKEN", "k-0123456789"),
+    );
+    assert!(took <= Duration::from_secs(30), "{took:?}: {text}");
+    assert!(text.contains("checkStatus"), "{text}");
+    std::fs::remove_dir_all(&work).ok();
+}
+
 /// What a server says back, quoting the request: its request line, query and all.
 fn echo(req: &Request) -> Vec<u8> {
     format!(
@@ -626,5 +665,46 @@ fn verified_only_reads_nothing_unverifiable() {
     assert!(stderr.contains("--verified-only refuses"), "{stderr}");
     let (before, after, stderr) = run(&[]);
     assert_ne!(before, after, "not read without the flag: {stderr}");
+    std::fs::remove_dir_all(&work).ok();
+}
+
+/// Twenty symbol servers that refuse every connection, in Mozilla's configuration file:
+/// a PE's dump asks them within the run's time for servers that give nothing (5 s), then
+/// asks no more, and says so. Before: 0.6 s each, 12 s for one PE, with no bound on the
+/// sum.
+#[test]
+fn dead_symbol_servers_cost_a_dump_a_bounded_time() {
+    let work = scratch("net-dead-servers");
+    let home = work.join("home");
+    std::fs::create_dir_all(home.join(".dump_syms")).unwrap();
+    // Ports that nothing listens on: bound, then closed.
+    let ports: Vec<u16> = (0..20)
+        .map(|_| {
+            TcpListener::bind("127.0.0.1:0")
+                .unwrap()
+                .local_addr()
+                .unwrap()
+                .port()
+        })
+        .collect();
+    let spec: Vec<String> = ports
+        .iter()
+        .map(|p| format!("SRV*{}*http://127.0.0.1:{p}", work.join("cache").display()))
+        .collect();
+    std::fs::write(home.join(".dump_syms/config"), spec.join(";")).unwrap();
+    let pe = work.join("app.exe");
+    std::fs::copy(fixtures().join("windows/msvc-x86_64-Od/app.exe"), &pe).unwrap();
+    let (took, code, text) = timed(
+        dumpsyms_command()
+            .arg(&pe)
+            .env("HOME", &home)
+            .env_remove("_NT_SYMBOL_PATH"),
+    );
+    assert_eq!(code, Some(0), "{text}");
+    assert!(took < Duration::from_secs(10), "{took:?}: {text}");
+    assert!(
+        text.contains("on symbol servers that gave nothing are spent"),
+        "{text}"
+    );
     std::fs::remove_dir_all(&work).ok();
 }
