@@ -162,7 +162,12 @@ enum Warned {
     DeepInlines,
     LargeBody,
     LongNames,
+    TooManyModules,
 }
+
+/// The most distinct modules a run looks up and keeps: a real process maps hundreds,
+/// a report of every frame in a module of its own (3 million) took 584 MB.
+const MAX_MODULES: usize = 100_000;
 
 /// The most bytes of names one frame's chain of inlined calls is printed with: a chain
 /// of real names takes a few KiB; a crafted one (256 inlined calls of an 8 MiB name)
@@ -492,6 +497,7 @@ impl Symbolizer {
                 | Warned::Unverified
                 | Warned::Refused
                 | Warned::OutsideCode
+                | Warned::TooManyModules
                 | Warned::Unplaced => WarningKind::Lookup,
             };
             let message = format!("{}: {}", crate::untrusted::for_terminal(module), what());
@@ -506,6 +512,19 @@ impl Symbolizer {
         );
         if let Some(m) = self.modules.get(&key) {
             return m.clone();
+        }
+        if self.modules.len() >= MAX_MODULES {
+            let said = self.warned.entry(Warned::TooManyModules).or_default();
+            if said.is_empty() {
+                said.insert(String::new());
+                self.warnings.push(Warning::new(
+                    WarningKind::Lookup,
+                    format!(
+                        "the report names more than {MAX_MODULES} modules: the frames of the others are left as they are"
+                    ),
+                ));
+            }
+            return Module::new(None, None);
         }
         let found = match self.sources.find(want, &mut self.warnings) {
             Source::SymFile(path) if want.build_id.is_none() => {

@@ -66,11 +66,23 @@ pub(super) fn run(
         // body), a shell prompt such as `{0}% ` and any other text that merely starts
         // with `{` are read as text.
         if !trace_shaped(&doc) {
-            if let Some(ips) = ips::parse(&doc) {
-                out.read = doc.len() as u64;
-                let tally = ips::run(symbolizer, ips, &doc, &mut out, format);
-                warn_if_cut(symbolizer, &out);
-                return tally;
+            match ips::parse(&doc) {
+                ips::Parsed::Ips(ips) => {
+                    out.read = doc.len() as u64;
+                    let tally = ips::run(symbolizer, ips, &doc, &mut out, format);
+                    warn_if_cut(symbolizer, &out);
+                    return tally;
+                }
+                ips::Parsed::TooLarge(values) => {
+                    symbolizer.warnings.push(Warning::new(
+                        WarningKind::Report,
+                        format!(
+                            "an .ips report of some {values} JSON values, more than the {} read as one: read as text",
+                            ips::MAX_IPS_VALUES
+                        ),
+                    ));
+                }
+                ips::Parsed::Not => {}
             }
             if let Some(why) = broken_trace(&doc) {
                 symbolizer.warnings.push(Warning::new(

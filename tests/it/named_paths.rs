@@ -429,3 +429,53 @@ fn symbolize_answers_a_live_pipe_line_by_line() {
     drop(stdin);
     assert!(child.wait().unwrap().success());
 }
+
+/// An `.ips` whose body is 7 million numbers (14 MB) is read as text with a warning, in
+/// bounded memory, byte for byte. Before: held as a JSON tree, 619 MB.
+#[test]
+fn an_ips_too_large_to_hold_is_passed_through() {
+    let work = scratch("named-ips-values");
+    let mut doc = b"{\"bug_type\":\"309\",\"app_name\":\"x\"}\n{\"usedImages\":[],\"x\":[".to_vec();
+    for i in 0..7_000_000u32 {
+        doc.extend_from_slice(if i == 0 { b"0" } else { b",0" });
+    }
+    doc.extend_from_slice(b"]}\n");
+    let report = work.join("big.ips");
+    std::fs::write(&report, &doc).unwrap();
+    let mut cmd = dumpsyms_command();
+    cmd.arg("symbolize").arg(&report);
+    let cost = run(&mut cmd, &work);
+    assert_bounded("ips", &cost, doc.len() as u64);
+    assert_eq!(cost.code, Some(0), "{}", cost.stderr);
+    assert!(cost.stdout == doc, "a byte changed");
+    assert!(cost.stderr.contains("JSON values"), "{}", cost.stderr);
+    std::fs::remove_dir_all(&work).unwrap();
+}
+
+/// A report of frames in 150,000 distinct modules: the first 100,000 are looked up and
+/// kept, the rest left as they are with one warning. Before: 3 million took 584 MB.
+#[test]
+fn distinct_modules_past_the_bound_are_left_with_one_warning() {
+    let work = scratch("named-modules");
+    let mut text = String::new();
+    for i in 0..150_000 {
+        text.push_str(&format!("    #0 0x1000  (/x/lib{i}.so+0x1000)\n"));
+    }
+    let report = work.join("report.txt");
+    std::fs::write(&report, &text).unwrap();
+    let mut cmd = dumpsyms_command();
+    cmd.arg("symbolize").arg(&report);
+    let cost = run(&mut cmd, &work);
+    assert_bounded("modules", &cost, text.len() as u64);
+    assert_eq!(cost.code, Some(0), "{}", cost.stderr);
+    assert_eq!(
+        cost.stderr
+            .matches("the report names more than 100000 modules")
+            .count(),
+        1,
+        "{:.2000}",
+        cost.stderr
+    );
+    assert!(cost.stdout == text.as_bytes());
+    std::fs::remove_dir_all(&work).unwrap();
+}
