@@ -320,10 +320,18 @@ mod tests {
     #[test]
     fn only_a_header_line_and_a_body_with_images_are_ips() {
         let body = r#"{"usedImages":[{"uuid":"0000","name":"x"}],"threads":[]}"#;
-        assert!(parse(format!("{{\"bug_type\":\"309\"}}\n{body}").as_bytes()).is_some());
-        assert!(parse(format!("{{\"app_name\":\"x\"}}\n{body}").as_bytes()).is_none());
-        assert!(parse(b"{\"bug_type\":\"309\"}\n{\"threads\":[]}").is_none());
-        assert!(parse(b"{0}% ls\n").is_none());
+        let is = |doc: &[u8]| matches!(parse(doc), Parsed::Ips(_));
+        assert!(is(format!("{{\"bug_type\":\"309\"}}\n{body}").as_bytes()));
+        assert!(!is(format!("{{\"app_name\":\"x\"}}\n{body}").as_bytes()));
+        assert!(!is(b"{\"bug_type\":\"309\"}\n{\"threads\":[]}"));
+        assert!(!is(b"{0}% ls\n"));
+    }
+
+    #[test]
+    fn values_are_counted_outside_strings() {
+        assert_eq!(values(br#"{"a":[1,2,3],"b":"x,y:[{\"z"}"#), 7);
+        let big = format!("{{\"bug_type\":\"309\"}}\n{{\"usedImages\":[{}]}}", "0,".repeat(MAX_IPS_VALUES) + "0");
+        assert!(matches!(parse(big.as_bytes()), Parsed::TooLarge(n) if n > MAX_IPS_VALUES));
     }
 
     #[test]
