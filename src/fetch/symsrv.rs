@@ -40,7 +40,7 @@ pub struct SymbolPath {
 /// The most a run spends asking symbol servers that give nothing (down, unreachable,
 /// failing, or without the file): twenty dead servers in a symbol path cost a dump
 /// 12 s, each lookup paying them all again. A download that delivers is not counted.
-pub const MAX_UNANSWERED: Duration = Duration::from_secs(5);
+pub(crate) const MAX_UNANSWERED: Duration = Duration::from_secs(5);
 
 /// Time spent on servers that gave nothing, and whether the bound was said.
 #[derive(Debug, Clone, Default)]

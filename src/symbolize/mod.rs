@@ -227,7 +227,7 @@ impl Symbolizer {
     /// As [`Symbolizer::run`], from a file or pipe that may still be written to
     /// (`adb logcat | dumpsyms symbolize`): whenever it has nothing more ready, what
     /// was answered is flushed to `out`, and lines held for a module map that may
-    /// follow are written once it pauses for [`run::RELEASE_AFTER`].
+    /// follow are written once it pauses for a second.
     pub fn run_live(
         &mut self,
         report: std::fs::File,

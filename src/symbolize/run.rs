@@ -165,15 +165,15 @@ fn warn_if_cut(symbolizer: &mut Symbolizer, out: &Bounded<'_>) {
 /// How long a report that is still arriving may pause while lines are held for its
 /// module map before they are written as the map read so far places them: a crashing
 /// program prints its frames and its map in one burst.
-pub const RELEASE_AFTER: Duration = Duration::from_secs(1);
+pub(crate) const RELEASE_AFTER: Duration = Duration::from_secs(1);
 
 /// The most that is held for a module map, in bytes and in lines: a glibc map of a
 /// large process is a few thousand lines, an Apple `Binary Images` list some hundreds.
 /// Past either, what is held is written as the map read so far places it, and reading
 /// goes on.
-pub const MAX_HELD: u64 = 64 << 20;
+pub(crate) const MAX_HELD: u64 = 64 << 20;
 /// See [`MAX_HELD`].
-pub const MAX_HELD_LINES: u64 = 1 << 20;
+pub(crate) const MAX_HELD_LINES: u64 = 1 << 20;
 
 /// A report read line by line; `pending` holds the lines already read.
 ///
