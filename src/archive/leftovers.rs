@@ -2,9 +2,11 @@
 //! ends, when it is interrupted (SIGINT, SIGTERM), and, when it was killed outright
 //! (SIGKILL, a power cut), at the next run into the same store.
 //!
-//! Each directory is named with its process id (`.dumpsyms-unpacking-<pid>-…`), so a
-//! later run can tell a live run's directory, which it leaves alone, from one whose
-//! process is gone.
+//! Each directory is named with its process id and a hash of its host's name
+//! (`.dumpsyms-unpacking-<pid>.<host>-…`), so a later run on the same host can tell a
+//! live run's directory, which it leaves alone, from one whose process is gone. A
+//! store shared between machines or containers (a CI cache volume) holds directories
+//! whose process ids mean nothing here: those are removed only when a day old.
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -20,9 +22,26 @@ static LIVE: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
 /// the handler is installed.
 static WAKE: AtomicI32 = AtomicI32::new(-1);
 
+/// How old another host's unpack directory must be to be taken for a leftover: no
+/// real store run unpacks for a day.
+const FOREIGN_AGE: std::time::Duration = std::time::Duration::from_secs(24 * 3600);
+
 /// The name prefix of a new unpack directory of this process.
 pub(crate) fn prefix() -> String {
-    format!("{PREFIX}{}-", std::process::id())
+    format!("{PREFIX}{}.{:08x}-", std::process::id(), host())
+}
+
+/// A hash of this host's name (FNV-1a, 32 bits): what tells this host's process ids
+/// from another's.
+fn host() -> u32 {
+    let mut name = [0u8; 256];
+    // SAFETY: the buffer and its length; the name is NUL-terminated within it.
+    let ok = unsafe { libc::gethostname(name.as_mut_ptr().cast(), name.len()) } == 0;
+    let len = name.iter().position(|&b| b == 0).unwrap_or(name.len());
+    let name = if ok { &name[..len] } else { &[][..] };
+    name.iter().fold(0x811c_9dc5u32, |h, &b| {
+        (h ^ u32::from(b)).wrapping_mul(0x0100_0193)
+    })
 }
 
 /// Keeps `dir` to be removed if the process is interrupted, until [`forget`].
@@ -53,11 +72,20 @@ pub(crate) fn remove_stale(store: &Path) -> Vec<PathBuf> {
         let Some(rest) = name.to_str().and_then(|n| n.strip_prefix(PREFIX)) else {
             continue;
         };
-        // Made by a dumpsyms that did not name its process: left to its age.
-        let Some(pid) = rest.split('-').next().and_then(|p| p.parse::<i32>().ok()) else {
-            continue;
+        let owner = rest.split('-').next().and_then(|o| o.split_once('.'));
+        let stale = match owner {
+            Some((pid, host_hash)) if u32::from_str_radix(host_hash, 16) == Ok(host()) => {
+                pid.parse::<i32>().is_ok_and(|pid| pid > 0 && !alive(pid))
+            }
+            // Another host's, or made by a dumpsyms that did not name its process.
+            _ => entry
+                .metadata()
+                .and_then(|m| m.modified())
+                .ok()
+                .and_then(|t| t.elapsed().ok())
+                .is_some_and(|age| age > FOREIGN_AGE),
         };
-        if pid <= 0 || alive(pid) {
+        if !stale {
             continue;
         }
         let path = entry.path();
@@ -163,13 +191,15 @@ mod tests {
         let _ = std::fs::remove_dir_all(&store);
         let mine = store.join(format!("{}abc", prefix()));
         // No process has pid 2^22 + 1 (the kernel's largest is 2^22).
-        let gone = store.join(format!("{PREFIX}4194305-xyz"));
+        let gone = store.join(format!("{PREFIX}4194305.{:08x}-xyz", host()));
+        // Another host's: its process ids are not this host's to judge.
+        let foreign = store.join(format!("{PREFIX}4194305.{:08x}-xyz", host() ^ 1));
         let old_style = store.join(format!("{PREFIX}Ab3xYz"));
-        for d in [&mine, &gone, &old_style] {
+        for d in [&mine, &gone, &foreign, &old_style] {
             std::fs::create_dir_all(d.join("0")).unwrap();
         }
         assert_eq!(remove_stale(&store), std::slice::from_ref(&gone));
-        assert!(mine.is_dir() && old_style.is_dir() && !gone.exists());
+        assert!(mine.is_dir() && old_style.is_dir() && foreign.is_dir() && !gone.exists());
         std::fs::remove_dir_all(&store).unwrap();
     }
 }

@@ -330,7 +330,10 @@ mod tests {
     #[test]
     fn values_are_counted_outside_strings() {
         assert_eq!(values(br#"{"a":[1,2,3],"b":"x,y:[{\"z"}"#), 7);
-        let big = format!("{{\"bug_type\":\"309\"}}\n{{\"usedImages\":[{}]}}", "0,".repeat(MAX_IPS_VALUES) + "0");
+        let big = format!(
+            "{{\"bug_type\":\"309\"}}\n{{\"usedImages\":[{}]}}",
+            "0,".repeat(MAX_IPS_VALUES) + "0"
+        );
         assert!(matches!(parse(big.as_bytes()), Parsed::TooLarge(n) if n > MAX_IPS_VALUES));
     }
 
