@@ -25,6 +25,9 @@ pub(super) const MAX_IPS: usize = 16 << 20;
 pub(super) struct Ips<'a> {
     header: &'a [u8],
     body: Map<String, Value>,
+    /// What follows the body (a copy's trailing text, blank lines), written back as
+    /// it came.
+    rest: &'a [u8],
 }
 
 /// The most JSON values an `.ips` body may hold to be read as a tree: a crash report
@@ -97,15 +100,22 @@ fn values(doc: &[u8]) -> usize {
     n
 }
 
-/// The body after the header line ending at `end`, when it is an `.ips` body.
+/// The body after the header line ending at `end`, when it is an `.ips` body: the
+/// first JSON document there, whatever follows it (a report pasted with more text
+/// after it, another document).
 fn body(doc: &[u8], end: usize) -> Option<Ips<'_>> {
-    let body: Map<String, Value> = serde_json::from_slice(&doc[end + 1..]).ok()?;
+    let after = &doc[end + 1..];
+    let mut documents =
+        serde_json::Deserializer::from_slice(after).into_iter::<Map<String, Value>>();
+    let body = documents.next()?.ok()?;
+    let rest = &after[documents.byte_offset()..];
     if !body.get("usedImages").is_some_and(Value::is_array) {
         return None;
     }
     Some(Ips {
         header: &doc[..=end],
         body,
+        rest,
     })
 }
 
@@ -181,7 +191,10 @@ pub(super) fn run(
         Format::Text => {
             let mut text = ips.header.to_vec();
             serde_json::to_writer_pretty(&mut text, &ips.body)?;
-            text.push(b'\n');
+            match ips.rest.is_empty() {
+                true => text.push(b'\n'),
+                false => text.extend_from_slice(ips.rest),
+            }
             if walk.out.would_pass(text.len()) {
                 walk.out.write_all(original)?;
             } else {

@@ -882,10 +882,16 @@ fn a_thumb_backtrace_resolves_as_llvm_symbolizer_reads_it() {
 /// (opendcdiag+0x61e7f)`, glibc frames inside a log's `[Backtrace N: …]]` and a
 /// stackwalker frame with a note in fullwidth parentheses; `esp32.txt` an ESP-IDF
 /// panic, whose `Backtrace:` PCs count only with the firmware given (`--firmware`).
+/// `windbg.txt` is WinDbg's `kn` and `kb` as pasted into bug reports: its rows whose
+/// call site is `module+0x…` are frames, those WinDbg resolved (`module!function+0x…`)
+/// and the debugger's `myapp+0x1a2b:` location line are not; `crash-logger.txt` a game's
+/// crash logger (`[ 0] 0x7FF9867018CB   Game.dll+00F18CB   mov …`), whose absolute
+/// address is no second frame.
 const FIELD: &[(&str, u64)] = &[
     ("android.txt", 9),
     ("apple.txt", 4),
     ("coredump.txt", 6),
+    ("crash-logger.txt", 5),
     ("crashlytics-ios.txt", 3),
     ("crashlytics.txt", 4),
     ("dart.txt", 5),
@@ -905,6 +911,7 @@ const FIELD: &[(&str, u64)] = &[
     ("stackwalk.txt", 2),
     ("syslog.txt", 3),
     ("tsan.txt", 9),
+    ("windbg.txt", 4),
     ("windows-error-reporting.txt", 3),
     ("wine.txt", 7),
     ("xorg.txt", 4),

@@ -237,6 +237,34 @@ fn an_ips_report_is_resolved_by_image_uuid_and_written_back_as_json() {
     assert_eq!(String::from_utf8(same).unwrap(), original);
 }
 
+/// The same `.ips` as it is met pasted into a tracker or saved from a viewer: what
+/// follows the body (a blank line and the hardware summary Apple's dialog shows under
+/// it) does not keep the two documents from being read; it comes back as it came,
+/// after the resolved body, and byte for byte when nothing resolves.
+#[test]
+fn an_ips_report_with_text_after_its_body_is_still_read() {
+    let dir = fixtures().join("symbolize/apple");
+    let macho = fixtures().join("macho");
+    let debug_dir = ["--debug-dir", macho.to_str().unwrap()];
+    let tail = "\nModel: MacBookPro18,3, BootROM 7459.141.1, proc 10:8:2 processors, 16 GB\nGraphics: Apple M1 Pro, Apple M1 Pro, Built-In\n";
+    let original = std::fs::read_to_string(dir.join("report.ips")).unwrap() + tail;
+    let report = scratch("symbolize-ips-tail").join("report.ips");
+    std::fs::write(&report, &original).unwrap();
+    let (json, stderr) = symbolize(&report, &[&["--json"], &debug_dir[..]].concat());
+    let frames = record_frames(&json);
+    assert_eq!(frames.len(), 3, "{stderr}");
+    assert_eq!(frames[0], macho_oracle("3fa"));
+    let (text, _) = symbolize(&report, &debug_dir);
+    let text = String::from_utf8(text).unwrap();
+    assert!(text.ends_with(tail), "{text}");
+    let body = text.split_once('\n').unwrap().1;
+    let body = &body[..body.len() - tail.len()];
+    let body: serde_json::Value = serde_json::from_str(body).unwrap();
+    assert!(body["threads"][0]["frames"][0]["sourceFile"].is_string());
+    let (same, _) = symbolize(&report, &["--verified-only"]);
+    assert_eq!(String::from_utf8(same).unwrap(), original);
+}
+
 /// llvm-symbolizer's frames at `rva` in fixtures/windows/oracle/msvc-x86_64.tsv.
 fn pdb_oracle(rva: &str) -> Vec<String> {
     let tsv = std::fs::read_to_string(fixtures().join("windows/oracle/msvc-x86_64.tsv")).unwrap();
@@ -365,6 +393,42 @@ fn a_windows_event_logs_fault_offset_resolves_in_its_faulting_module() {
     let image = fixtures().join("windows/msvc-x86_64");
     let (json, stderr) = symbolize(&report, &["--json", "--debug-dir", image.to_str().unwrap()]);
     assert_eq!(record_frames(&json), vec![pdb_oracle("113e")], "{stderr}");
+}
+
+/// WinDbg's `kn` rows whose call site is `app+0x…` (the module had no symbols when the
+/// stack was taken) and a crash logger's `app.exe+000113E` rows resolve as
+/// llvm-symbolizer reads those RVAs in the PDB; the first row of each is where the
+/// thread stopped, the others return addresses (one byte back). WinDbg's own
+/// `app!main+0x…` rows are left as they are.
+#[test]
+fn windbg_and_crash_logger_rows_resolve_in_their_module() {
+    let dir = scratch("symbolize-windbg");
+    let windbg = dir.join("windbg.txt");
+    std::fs::write(
+        &windbg,
+        "0:000> kn\n # Child-SP          RetAddr               Call Site\n\
+         00 000000a1`2b8fe6b8 00007ff6`8a2b1224     app+0x113e\n\
+         01 000000a1`2b8fe6c0 00007ff6`8a2b5678     app+0x1224\n\
+         02 000000a1`2b8fe760 00007ffc`1d2f7034     app!main+0x44\n",
+    )
+    .unwrap();
+    let logger = dir.join("logger.txt");
+    std::fs::write(
+        &logger,
+        "[ 0] 0x7FF68A2B113E   app.exe+000113E   mov eax, [rcx]\n\
+         [ 1] 0x7FF68A2B1224   app.exe+0001224\n",
+    )
+    .unwrap();
+    let image = fixtures().join("windows/msvc-x86_64");
+    for report in [&windbg, &logger] {
+        let (json, stderr) = symbolize(report, &["--json", "--debug-dir", image.to_str().unwrap()]);
+        assert_eq!(
+            record_frames(&json),
+            vec![pdb_oracle("113e"), pdb_oracle("1223")],
+            "{}: {stderr}",
+            report.display()
+        );
+    }
 }
 
 /// A Flutter app's non-symbolic Dart trace gives `virt`, the ELF address in its AOT

@@ -111,6 +111,81 @@ pub(super) fn bare_offset(line: &str) -> Option<Frame<'_>> {
     })
 }
 
+/// `[ 0] 0x7FF9867018CB   Game.dll+00F18CB   mov eax, [rcx]`, a frame of a game's or
+/// an in-game overlay's crash logger: the frame's number in brackets (or bare), its
+/// absolute address, then the module and its offset (an RVA) without `0x` as
+/// [`bare_offset`] takes it, then disassembly or a symbol. The module and offset are
+/// the frame; the absolute address is not a second one. Callers' addresses are return
+/// addresses (`StackWalk64`'s).
+pub(super) fn logger_row(line: &str) -> Option<Frame<'_>> {
+    let text = line.trim_start();
+    let (number, rest) = match text.strip_prefix('[') {
+        Some(r) => {
+            let (n, rest) = r.split_once(']')?;
+            (n.trim().parse::<u64>().ok()?, rest)
+        }
+        None => {
+            let (n, rest) = split_word(text)?;
+            (n.parse::<u64>().ok()?, rest)
+        }
+    };
+    let (address, rest) = split_word(rest)?;
+    parse_hex(
+        address
+            .strip_prefix("0x")
+            .or_else(|| address.strip_prefix("0X"))?,
+    )?;
+    let (token, _) = split_word(rest)?;
+    let mut frame = bare_offset(token)?;
+    let at = token.as_ptr() as usize - line.as_ptr() as usize;
+    frame.span = at..at + token.len();
+    frame.pc = caller_after_first(Some(number));
+    Some(frame)
+}
+
+/// A row of WinDbg's `k` family (`k`, `kb`, `kn`, `kv`, `kL`, as pasted into bug
+/// reports): an optional frame number, the frame's stack pointer and return address
+/// (and with `kb` three arguments), each a hexadecimal word, 64-bit ones split by a
+/// backtick, then the call site. A call site `module+0x1a2b` is the frame: the module
+/// had no symbols, and the offset is from its base. `module!function+0x1a` was
+/// resolved by WinDbg already and is left as it is. Frames past the first show return
+/// addresses.
+pub(super) fn windbg(line: &str) -> Option<Frame<'_>> {
+    let mut rest = line.trim_start();
+    let mut number = None;
+    let mut columns = 0;
+    let site = loop {
+        let (word, after) = split_word(rest)?;
+        let digits = word.replace('`', "");
+        let address = digits.len() >= 8 && parse_hex(&digits).is_some();
+        if address {
+            columns += 1;
+        } else if columns == 0 && number.is_none() && word.len() <= 4 && is_hex(word) {
+            number = Some(u64::from_str_radix(word, 16).ok()?);
+        } else {
+            break word;
+        }
+        rest = after;
+    };
+    if columns < 2 || site.contains('!') {
+        return None;
+    }
+    let (module, offset) = site.rsplit_once("+0x")?;
+    if module.is_empty() || module.starts_with("0x") || is_hex(module) {
+        return None;
+    }
+    let at = site.as_ptr() as usize - line.as_ptr() as usize;
+    Some(Frame {
+        module,
+        build_id: None,
+        offset: parse_hex(offset)?,
+        base: Base::Load,
+        pc: caller_after_first(Some(number.unwrap_or(1))),
+        family: Family::Other,
+        span: at..at + site.len(),
+    })
+}
+
 /// A line only Crashlytics' text holds: its export's header (`# Crashlytics - plaintext
 /// stacktrace downloaded by …`, `# Platform: ios`), or a thread's heading as its
 /// console shows it (`#0. Crashed: com.apple.main-thread`, `Crashed: com.apple.main-thread`),

@@ -122,6 +122,8 @@ const SHAPES: &[Shape] = &[
     hotspot,
     wine::wine,
     backtrace_symbols,
+    logged::windbg,
+    logged::logger_row,
     logged::address_then_token,
     plain,
     logged::bare_offset,
@@ -641,7 +643,14 @@ fn plain(line: &str) -> Option<Frame<'_>> {
     let text = line.trim();
     let plus = text.rfind("+0x")?;
     let module = &text[..plus];
-    if module.is_empty() || module.contains(char::is_whitespace) || module.contains('!') {
+    // A C++ function with its offset (`android::Looper::pollInner(int)+0x3e7`) is no
+    // module.
+    if module.is_empty()
+        || module.contains(char::is_whitespace)
+        || module.contains('!')
+        || module.contains("::")
+        || module.ends_with(')')
+    {
         return None;
     }
     let offset = parse_hex(&text[plus + 3..])?;

@@ -344,3 +344,37 @@ fn frames_inside_other_tools_lines() {
         ("Game.dll", 0xf18cb, Base::Load)
     );
 }
+
+#[test]
+fn windbg_rows_whose_call_site_is_a_module_offset() {
+    let row = "01 000000a1`2b8fe6c0 00007ff6`8a2b5678     myapp+0x2040";
+    assert_eq!(found(row), ("myapp", 0x2040, Base::Load, Pc::Return));
+    let first = "00 000000a1`2b8fe6b8 00007ff6`8a2b2040     myapp+0x1a2b";
+    assert_eq!(found(first).3, Pc::Exact);
+    // `kb` on x86: no frame number, three arguments.
+    let kb = "0019fe64 00401234 00000000 00000000 7ffdf000 legacy+0x1046";
+    assert_eq!(found(kb), ("legacy", 0x1046, Base::Load, Pc::Return));
+    let f = frame(kb).unwrap();
+    assert_eq!(&kb[f.span], "legacy+0x1046");
+    // Resolved by WinDbg already, the debugger's location line, disassembly.
+    for none in [
+        "02 000000a1`2b8fe760 00007ffc`1d2f7034     myapp!main+0x44 [c:\\src\\main.cpp @ 42]",
+        "myapp+0x1a2b:",
+        "00007ff6`8a2b1a2b 8b08            mov     ecx,dword ptr [rax]",
+        "rax=0000000000000000 rbx=000000a12b8fe8a0 rcx=00007ff68a2b0000",
+    ] {
+        assert_eq!(frame(none), None, "{none}");
+    }
+}
+
+#[test]
+fn crash_logger_rows_and_functions_taken_for_modules() {
+    let row = "[ 0] 0x7FF9867018CB   Game.dll+00F18CB   mov eax, dword ptr [rcx+10h]";
+    assert_eq!(found(row), ("Game.dll", 0xf18cb, Base::Load, Pc::Exact));
+    let f = frame(row).unwrap();
+    assert_eq!(&row[f.span], "Game.dll+00F18CB");
+    let caller = "[ 3] 0x7FF9D1E4257D   KERNEL32.DLL+001257D   BaseThreadInitThunk";
+    assert_eq!(found(caller).3, Pc::Return);
+    assert_eq!(frame("    android::Looper::pollInner(int)+0x3e7"), None);
+    assert_eq!(found("libfoo.so+0x1234").0, "libfoo.so");
+}
