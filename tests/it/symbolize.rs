@@ -882,6 +882,9 @@ fn a_thumb_backtrace_resolves_as_llvm_symbolizer_reads_it() {
 /// (opendcdiag+0x61e7f)`, glibc frames inside a log's `[Backtrace N: …]]` and a
 /// stackwalker frame with a note in fullwidth parentheses; `esp32.txt` an ESP-IDF
 /// panic, whose `Backtrace:` PCs count only with the firmware given (`--firmware`).
+/// `crashlytics-localized.txt` is Crashlytics' iOS stacks as its console shows them in
+/// French and German (`Plantage :`, `Absturz:`, `(Manquant)`), without the export's
+/// header: its unpadded address column is still the offset into the binary.
 /// `windbg.txt` is WinDbg's `kn` and `kb` as pasted into bug reports: its rows whose
 /// call site is `module+0x…` are frames, those WinDbg resolved (`module!function+0x…`)
 /// and the debugger's `myapp+0x1a2b:` location line are not; `crash-logger.txt` a game's
@@ -893,6 +896,7 @@ const FIELD: &[(&str, u64)] = &[
     ("coredump.txt", 6),
     ("crash-logger.txt", 5),
     ("crashlytics-ios.txt", 3),
+    ("crashlytics-localized.txt", 6),
     ("crashlytics.txt", 4),
     ("dart.txt", 5),
     ("drmemory.txt", 4),

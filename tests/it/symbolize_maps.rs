@@ -395,6 +395,25 @@ fn a_windows_event_logs_fault_offset_resolves_in_its_faulting_module() {
     assert_eq!(record_frames(&json), vec![pdb_oracle("113e")], "{stderr}");
 }
 
+/// Crashlytics' iOS stack as its console shows it in another language, without the
+/// export's header: the unpadded address column is the offset into the binary, read
+/// as such whatever the heading says, as llvm-symbolizer reads it in the dSYM.
+#[test]
+fn a_localized_crashlytics_stack_is_read_by_its_shape() {
+    let report = fixtures().join("symbolize/field/crashlytics-localized.txt");
+    let macho = fixtures().join("macho");
+    let (json, stderr) = symbolize(&report, &["--json", "--debug-dir", macho.to_str().unwrap()]);
+    let frames = record_frames(&json);
+    assert_eq!(frames.len(), 6, "{stderr}");
+    assert_eq!(frames[0], macho_oracle("3fa"));
+    assert_eq!(
+        frames[1],
+        macho_oracle("49a"),
+        "a return address, one byte back"
+    );
+    assert_eq!(frames[5], macho_oracle("3fa"));
+}
+
 /// WinDbg's `kn` rows whose call site is `app+0x…` (the module had no symbols when the
 /// stack was taken) and a crash logger's `app.exe+000113E` rows resolve as
 /// llvm-symbolizer reads those RVAs in the PDB; the first row of each is where the
@@ -492,15 +511,24 @@ fn crashlytics_ios_frames_are_binary_offsets() {
     assert_eq!(frames[..2], [macho_oracle("3fa"), macho_oracle("49a")]);
     let doc: serde_json::Value = serde_json::from_slice(&json).unwrap();
     assert_eq!(doc[0]["unverified"], true, "found by name alone");
-    // The same lines with Apple's own heading are absolute PCs no list places.
-    let apple = scratch("symbolize-not-crashlytics").join("crash.txt");
+    // The shape decides, not the heading: under Apple's own heading the unpadded
+    // column is still an offset, and Apple's padded PCs are absolute, which no list
+    // places here.
     let text = std::fs::read_to_string(dir.join("crashlytics.txt")).unwrap();
-    let text: String = text
+    let headed: String = text
         .lines()
         .filter(|l| !l.starts_with('#'))
         .map(|l| format!("{}\n", l.replace("Crashed: ", "Thread 0 Crashed:: ")))
         .collect();
-    std::fs::write(&apple, text).unwrap();
+    let apple = scratch("symbolize-not-crashlytics").join("crash.txt");
+    std::fs::write(&apple, &headed).unwrap();
+    let (json, stderr) = symbolize(&apple, &args);
+    assert_eq!(record_frames(&json)[..2], frames[..2], "{stderr}");
+    let padded = headed
+        .replace(" 0x3fa ", " 0x00000001000003fa ")
+        .replace(" 0x49b ", " 0x000000010000049b ")
+        .replace(" 0x6345 ", " 0x00007ff80a1c6345 ");
+    std::fs::write(&apple, padded).unwrap();
     let (json, stderr) = symbolize(&apple, &args);
     assert_eq!(record_frames(&json).len(), 0, "{stderr}");
 }

@@ -467,7 +467,8 @@ fn apple(line: &str) -> Option<Frame<'_>> {
 
 /// `libsystem_kernel.dylib  0x00007fff6b5a82c2 __pthread_kill + 10` (or `… + 60
 /// (main.m:12)`), the text after an Apple frame's number when the image has symbols:
-/// the module and its absolute PC.
+/// the module and its absolute PC; or, unpadded (`0x3fa main + 122`), Crashlytics'
+/// offset into the binary.
 fn apple_symbolized<'a>(line: &'a str, text: &'a str, number: u64) -> Option<Frame<'a>> {
     let tail = text
         .strip_suffix(')')
@@ -499,8 +500,15 @@ fn apple_symbolized<'a>(line: &'a str, text: &'a str, number: u64) -> Option<Fra
         return None;
     }
     let pc_value = parse_hex(pc)?;
+    // Apple prints a PC zero-padded to its width (16 digits, 8 on 32-bit devices);
+    // Crashlytics' exports, in whatever language the viewer reads them, print the offset
+    // into the binary unpadded (`0x3fa`): told by its shape, not by a heading's words.
+    let base = match pc.len() {
+        8 | 16 => Base::Absolute,
+        _ => Base::Load,
+    };
     let pc = caller_after_first(Some(number));
-    Some(module_frame(line, module, pc_value, Base::Absolute, pc))
+    Some(module_frame(line, module, pc_value, base, pc))
 }
 
 /// `C  [libjvm.so+0xb0c3ad]  VMError::report_and_die()+0x4d`, a native frame of a Java
