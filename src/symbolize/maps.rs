@@ -89,6 +89,7 @@ impl ModuleMap {
         }
         let entry = proc_maps(text)
             .or_else(|| image_list(text))
+            .or_else(|| microdump(text))
             .or_else(|| self.wine.then(|| wine(text)).flatten());
         if let Some((entry, offset)) = entry {
             self.add(entry, offset);
@@ -158,6 +159,8 @@ impl ModuleMap {
     /// Where `address` falls in the module a frame names `module` (a path, a file name,
     /// an identifier; None for a frame of no module, placed by address alone).
     pub fn place(&self, module: Option<&str>, address: u64) -> Option<Placed<'_>> {
+        // A frame of no named module (a stackwalker's bare address).
+        let module = module.filter(|m| !m.is_empty());
         let inside = |m: &&Mapped| m.base <= address && address < m.end.max(m.base + 1);
         let found = match module {
             Some(module) => match self.named(module).find(inside) {
@@ -331,12 +334,48 @@ fn image_list(text: &str) -> Option<(Mapped, u64)> {
     Some((entry, 0))
 }
 
+/// `M 7F8B4C6000 00000000 000A6000 1C3B…0 libchrome.so`, a module of a Breakpad
+/// microdump (as Chrome on Android logs it): where it is mapped, the file offset of that
+/// mapping, its size, its Breakpad debug id (not a build ID, so not kept as one) and
+/// its name.
+fn microdump(text: &str) -> Option<(Mapped, u64)> {
+    // Behind logcat's prefix, as Android logs a microdump.
+    let text = text
+        .split_once("google-breakpad: ")
+        .map_or(text, |(_, after)| after);
+    let mut words = text.strip_prefix("M ")?.split_whitespace();
+    let start = hex(words.next()?)?;
+    let offset = hex(words.next()?)?;
+    let size = hex(words.next()?)?;
+    let id = words.next()?;
+    let name = words.next()?;
+    if words.next().is_some()
+        || size == 0
+        || id.len() < 32
+        || !id.bytes().all(|b| b.is_ascii_hexdigit())
+    {
+        return None;
+    }
+    let entry = Mapped {
+        name: name.to_string(),
+        alias: None,
+        base: start,
+        end: start.checked_add(size)?,
+        id: None,
+    };
+    Some((entry, offset))
+}
+
 /// The identifier of an Apple `Binary Images` entry: `+com.example.app (1.0)` or
 /// `Example Helper (Renderer) arm64` less its `+`, version and architecture.
 fn apple_ident(text: &str) -> &str {
     let text = text.trim().trim_start_matches('+');
     let text = match text.rsplit_once(' ') {
-        Some((head, "arm64" | "arm64e" | "x86_64" | "x86_64h" | "armv7" | "i386")) => head,
+        Some((
+            head,
+            "arm64" | "arm64e" | "arm64_32" | "x86_64" | "x86_64h" | "armv7" | "armv7s" | "armv7k"
+            | "armv6" | "i386",
+        )) => head,
         _ => text,
     };
     match text.rfind(" (") {
@@ -453,6 +492,23 @@ mod tests {
             Some(("/usr/lib/system/libsystem_kernel.dylib".into(), 0x1f2c2))
         );
         assert_eq!(at(&m, Some("MyApp"), 0x1000c5000).unwrap().1, 0x1000);
+        let m = map("W google-breakpad: M 0000007F8B4C6000 00001000 00000000000A6000 1C3B5A4D2E1F00A0B0C0D0E0F0A0B0C00 libchrome.so
+M 7F9A000000 0 100000 2D4C6B5E3F2011B1C1D1E1F1A1B1C1D10 libc.so
+M 7F9B000000 0 100000 short libx.so");
+        assert_eq!(
+            at(&m, None, 0x7f8b4d1234),
+            Some(("libchrome.so".into(), 0xc234)),
+            "the mapping's file offset counts"
+        );
+        assert_eq!(
+            at(&m, Some("libc.so"), 0x7f9a012340),
+            Some(("libc.so".into(), 0x12340))
+        );
+        assert_eq!(
+            at(&m, None, 0x7f9b000010),
+            None,
+            "no debug id: no microdump line"
+        );
         let m = map("Loaded modules:
 0x55d1c2b39000 - 0x55d1c2b3dfff  crashme  ???  (main)
 0x7f2955fc1000 - 0x7f29561a9fff  libc.so.6  ???");

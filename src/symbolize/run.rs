@@ -497,6 +497,10 @@ impl Unit<'_, '_> {
             f.build_id = Some(listed.1);
             named = Some(listed.0);
         }
+        // A bare address that nothing placed names no module to look in or warn of.
+        if f.base == Base::Absolute && f.module.is_empty() {
+            return Ok(None);
+        }
         let (frames, unverified) = match self.out.exhausted() {
             false => match resolve_line_frame(self.symbolizer, self.context, &f, named) {
                 Some(found) => found,
@@ -514,7 +518,10 @@ impl Unit<'_, '_> {
                 thread: None,
                 frame: None,
                 pc: None,
-                module: Some(f.module),
+                module: Some(match f.module {
+                    "" => named.unwrap_or_default(),
+                    module => module,
+                }),
                 build_id,
                 offset: Some(f.offset),
                 return_address: f.pc == Pc::Return,

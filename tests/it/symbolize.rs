@@ -885,6 +885,10 @@ fn a_thumb_backtrace_resolves_as_llvm_symbolizer_reads_it() {
 /// `crashlytics-localized.txt` is Crashlytics' iOS stacks as its console shows them in
 /// French and German (`Plantage :`, `Absturz:`, `(Manquant)`), without the export's
 /// header: its unpadded address column is still the offset into the binary.
+/// `stackwalk-absolute.txt` is a stackwalker's text whose frames in no module it knew are
+/// bare addresses, placed by its `Loaded modules:` (one is in none); `microdump.txt` a
+/// Breakpad microdump as logcat shows it (its `M` lines place the stackwalker frames
+/// after it, one of three).
 /// `windbg.txt` is WinDbg's `kn` and `kb` as pasted into bug reports: its rows whose
 /// call site is `module+0x…` are frames, those WinDbg resolved (`module!function+0x…`)
 /// and the debugger's `myapp+0x1a2b:` location line are not; `crash-logger.txt` a game's
@@ -908,11 +912,13 @@ const FIELD: &[(&str, u64)] = &[
     ("hotspot.txt", 7),
     ("ips.txt", 1),
     ("loci.txt", 5),
+    ("microdump.txt", 2),
     ("not-frames.txt", 0),
     ("pseudo-modules.txt", 0),
     ("sanitizers.txt", 6),
+    ("stackwalk-absolute.txt", 3),
     ("stackwalk-machine.txt", 2),
-    ("stackwalk.txt", 2),
+    ("stackwalk.txt", 3),
     ("syslog.txt", 3),
     ("tsan.txt", 9),
     ("windbg.txt", 4),

@@ -134,7 +134,9 @@ const SHAPES: &[Shape] = &[
 /// `/dev/ashmem/…`, `???`), nor an entry of a JVM log's `Signal Handlers:` list.
 pub fn frame(line: &str) -> Option<Frame<'_>> {
     let frame = SHAPES.iter().find_map(|shape| shape(line))?;
-    let none = super::pseudo::is_pseudo_module(frame.module)
+    // A bare address names no module: the report's module list places it, or nothing.
+    let bare = frame.base == Base::Absolute && frame.module.is_empty();
+    let none = (!bare && super::pseudo::is_pseudo_module(frame.module))
         || super::pseudo::is_signal_handler_entry(line);
     (!none).then_some(frame)
 }
@@ -384,7 +386,9 @@ fn stackwalker(line: &str) -> Option<Frame<'_>> {
     let (number, rest) = split_word(line)?;
     let number: u64 = number.parse().ok()?;
     let rest = without_note(rest.trim_end());
-    let (module, offset) = rest.rsplit_once(" + 0x")?;
+    let Some((module, offset)) = rest.rsplit_once(" + 0x") else {
+        return stackwalker_address(line, rest, number);
+    };
     // A module's name may hold spaces (`Electron Framework`); one with a function
     // (`module!function + 0x10b`) is not an offset into the module.
     let module = module.trim();
@@ -401,6 +405,32 @@ fn stackwalker(line: &str) -> Option<Frame<'_>> {
         pc: caller_after_first(Some(number)),
         family: Family::Other,
         span: start..start + rest.trim_start().len(),
+    })
+}
+
+/// ` 3  0x7f2955fe9a7c`, a stackwalker's frame in no module it knew: an absolute
+/// address ([`Base::Absolute`], of no named module), placed only by the report's own
+/// module list (`Loaded modules:`, a microdump's `M` lines). Only indented, as the
+/// walkers print frames, and only a full-width address (8 digits or more).
+fn stackwalker_address<'a>(line: &'a str, rest: &'a str, number: u64) -> Option<Frame<'a>> {
+    if !line.starts_with(' ') {
+        return None;
+    }
+    let word = rest.trim();
+    let digits = word.strip_prefix("0x")?;
+    if digits.len() < 8 {
+        return None;
+    }
+    let address = parse_hex(digits)?;
+    let start = word.as_ptr() as usize - line.as_ptr() as usize;
+    Some(Frame {
+        module: "",
+        build_id: None,
+        offset: address,
+        base: Base::Absolute,
+        pc: caller_after_first(Some(number)),
+        family: Family::Other,
+        span: start..start + word.len(),
     })
 }
 

@@ -378,3 +378,21 @@ fn crash_logger_rows_and_functions_taken_for_modules() {
     assert_eq!(frame("    android::Looper::pollInner(int)+0x3e7"), None);
     assert_eq!(found("libfoo.so+0x1234").0, "libfoo.so");
 }
+
+#[test]
+fn a_stackwalkers_bare_address_is_absolute_and_of_no_module() {
+    let f = frame(" 1  0x55d1c2b3a04e").unwrap();
+    assert_eq!(
+        (f.module, f.offset, f.base, f.pc),
+        ("", 0x55d1c2b3a04e, Base::Absolute, Pc::Return)
+    );
+    assert_eq!(frame(" 0  0x7f2955fe9a7c").unwrap().pc, Pc::Exact);
+    // Not indented, short, or a register line: none.
+    for none in [
+        "1  0x55d1c2b3a04e",
+        " 1  0x1234",
+        "    rax = 0x0000000000000000",
+    ] {
+        assert_eq!(frame(none), None, "{none}");
+    }
+}
