@@ -175,14 +175,19 @@ pub(crate) const MAX_HELD: u64 = 64 << 20;
 /// See [`MAX_HELD`].
 pub(crate) const MAX_HELD_LINES: u64 = 1 << 20;
 
+/// The longest lines are held for a module map while the report keeps arriving
+/// without a pause (a busy `adb logcat`): a crash's map follows its frames within
+/// moments, and a live log must not wait on it for long.
+pub(crate) const MAX_HOLD_TIME: Duration = Duration::from_secs(5);
+
 /// A report read line by line; `pending` holds the lines already read.
 ///
 /// Lines stream through as they are read until one holds an absolute address that
 /// the module map read so far does not place: the map may come after the frames (as
 /// glibc, Apple, Wine and the stackwalkers print it), so from that line on the report is
 /// held (in memory, then in a temporary file) and its map read, to the report's end, a
-/// pause of [`RELEASE_AFTER`] in a report still arriving, or [`MAX_HELD`], before the
-/// held lines are resolved; then streaming goes on.
+/// pause of [`RELEASE_AFTER`] in a report still arriving, [`MAX_HELD`] or
+/// [`MAX_HOLD_TIME`], before the held lines are resolved; then streaming goes on.
 fn lines(
     symbolizer: &mut Symbolizer,
     report: &mut dyn Report,
@@ -251,9 +256,10 @@ fn hold(
     let mut spool = Spool::new();
     spool.write_all(first)?;
     let (mut bytes, mut lines) = (first.len() as u64, 1u64);
+    let started = std::time::Instant::now();
     let mut line = Vec::new();
     loop {
-        if bytes >= MAX_HELD || lines >= MAX_HELD_LINES {
+        if bytes >= MAX_HELD || lines >= MAX_HELD_LINES || started.elapsed() >= MAX_HOLD_TIME {
             return Ok((spool, Held::Released));
         }
         if report.would_wait() {

@@ -479,3 +479,43 @@ fn distinct_modules_past_the_bound_are_left_with_one_warning() {
     assert!(cost.stdout == text.as_bytes());
     std::fs::remove_dir_all(&work).unwrap();
 }
+
+/// A busy stream never pauses for a second (a line every 200 ms here): a line held
+/// for a module map comes out once it has waited 5 s, and the lines after it follow.
+#[test]
+fn symbolize_releases_held_lines_in_a_busy_stream() {
+    let mut child = dumpsyms_command()
+        .arg("symbolize")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let stdout = child.stdout.take().unwrap();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            let _ = tx.send((Instant::now(), line.unwrap()));
+        }
+    });
+    let started = Instant::now();
+    stdin.write_all(b"./prog[0x401234]\n").unwrap();
+    let mut n = 0;
+    let first = loop {
+        std::thread::sleep(Duration::from_millis(200));
+        stdin.write_all(format!("tick {n}\n").as_bytes()).unwrap();
+        stdin.flush().unwrap();
+        n += 1;
+        if let Ok(got) = rx.try_recv() {
+            break got;
+        }
+        assert!(started.elapsed() < Duration::from_secs(9), "nothing came out");
+    };
+    assert_eq!(first.1, "./prog[0x401234]");
+    let waited = first.0 - started;
+    assert!(waited >= Duration::from_secs(4), "{waited:?}");
+    assert_eq!(rx.recv_timeout(Duration::from_secs(2)).unwrap().1, "tick 0");
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
+}
