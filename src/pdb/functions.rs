@@ -132,14 +132,15 @@ pub(super) fn extract(
     wanted.sort_unstable();
     wanted.dedup();
     let mut w = Warnings::default();
-    let names = crate::contain::contained(|| names::InlineeNames::read(&mut pdb, &wanted, &mut w))
-        .unwrap_or_else(|why| {
-            warnings.push(
-                WarningKind::Pdb,
-                format!("PDB IPI stream: {why}; inlined functions are unnamed"),
-            );
-            names::InlineeNames::default()
-        });
+    let names =
+        crate::contain::contained(|| names::InlineeNames::read(&mut pdb, &wanted, sigs, &mut w))
+            .unwrap_or_else(|why| {
+                warnings.push(
+                    WarningKind::Pdb,
+                    format!("PDB IPI stream: {why}; inlined functions are unnamed"),
+                );
+                names::InlineeNames::default()
+            });
     warnings.extend(w);
     let strings = crate::contain::contained(|| pdb.string_table().ok())
         .ok()

@@ -18,7 +18,12 @@ pub(super) struct InlineeNames(HashMap<u32, String>);
 
 impl InlineeNames {
     /// Reads the names of the IPI records `wanted` (sorted).
-    pub(super) fn read(pdb: &mut Pdb<'_>, wanted: &[u32], warnings: &mut Warnings) -> Self {
+    pub(super) fn read(
+        pdb: &mut Pdb<'_>,
+        wanted: &[u32],
+        signatures: Option<&super::signatures::Signatures<'_, '_>>,
+        warnings: &mut Warnings,
+    ) -> Self {
         if wanted.is_empty() {
             return InlineeNames::default();
         }
@@ -79,7 +84,23 @@ impl InlineeNames {
             let Ok(item) = id_finder.find(pdb2::IdIndex(index)) else {
                 continue;
             };
-            let name = match item.parse() {
+            let parsed = item.parse();
+            let types = match &parsed {
+                Ok(pdb2::IdData::Function(f)) => vec![f.function_type],
+                Ok(pdb2::IdData::MemberFunction(m)) => vec![m.function_type, m.parent],
+                _ => continue,
+            };
+            // Spelled as the procedures are, with the parameter list of its type.
+            if let Some(name) = signatures
+                .and_then(|s| s.inlinee(pdb2::IdIndex(index), &types))
+                .and_then(|n| {
+                    crate::demangle::sanitize(&crate::demangle::msvc_anonymous_namespace(&n))
+                })
+            {
+                names.insert(index, name);
+                continue;
+            }
+            let name = match parsed {
                 Ok(pdb2::IdData::Function(f)) => {
                     let mut scopes = Vec::new();
                     let mut scope = f.scope;

@@ -148,6 +148,21 @@ impl<'a, 's> Signatures<'a, 's> {
         .filter(|s| !s.is_empty())
     }
 
+    /// The inlined function of IPI record `id` named as the procedures are
+    /// ([`Signatures::function`]): qualified, with its parameter list, so that an
+    /// inlined frame and its outlined copy read alike. `types` are the type records
+    /// the id names (its function type, a member function's class), each walked by the
+    /// guard first; `None` when one cannot be read.
+    pub(super) fn inlinee(&self, id: pdb2::IdIndex, types: &[pdb2::TypeIndex]) -> Option<String> {
+        if !types.iter().all(|&t| self.acyclic(t)) {
+            return None;
+        }
+        crate::contain::contained_as("the PDB type formatter", || self.formatter.format_id(0, id))
+            .ok()?
+            .ok()
+            .filter(|s| !s.is_empty() && !s.starts_with('<'))
+    }
+
     /// Whether the records `root` reaches, through every reference the formatter
     /// follows, form no cycle and stay within [`MAX_DEPTH`] and [`MAX_RECORDS`].
     fn acyclic(&self, root: pdb2::TypeIndex) -> bool {

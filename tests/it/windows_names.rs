@@ -103,3 +103,63 @@ fn func_names_match_mozillas_on_the_fixtures() {
         assert_eq!(got, want, "{fixture}");
     }
 }
+
+/// The INLINE_ORIGIN names the INLINE records use, as a set.
+fn used_origins(text: &str) -> std::collections::BTreeSet<String> {
+    let mut names = BTreeMap::new();
+    let mut used = std::collections::BTreeSet::new();
+    for line in text.lines() {
+        if let Some(rest) = line.strip_prefix("INLINE_ORIGIN ") {
+            let (index, name) = rest.split_once(' ').unwrap();
+            names.insert(index.to_string(), name.to_string());
+        } else if let Some(rest) = line.strip_prefix("INLINE ") {
+            used.insert(rest.split(' ').nth(3).unwrap().to_string());
+        }
+    }
+    used.iter().map(|i| names[i].clone()).collect()
+}
+
+/// Inlined functions are named as the procedures are, with their parameter lists
+/// (`CPtoLocaleName(int)`, `DName::getLastChar() const`), so an inlined frame and its
+/// outlined copy group together: the names our INLINE records use are, one for one,
+/// those Mozilla's dump_syms 2.3.9 uses with `--inlines` on the same PDBs
+/// (`fixtures/windows/mozilla-origins`, its `make.sh`).
+#[test]
+#[ignore = "needs Mozilla's dump_syms 2.3.9 crate unpacked (.ci/run does it)"]
+fn inline_origin_names_match_mozillas() {
+    let dir = crate_dir().join("test_data/windows");
+    assert!(
+        dir.is_dir(),
+        "{} is missing: see this file's doc",
+        dir.display()
+    );
+    let recorded =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/windows/mozilla-origins");
+    for name in ["basic-opt32", "basic-opt64", "dump_syms_regtest64"] {
+        let ours = dumpsyms(&[
+            "--inlines",
+            dir.join(format!("{name}.pdb")).to_str().unwrap(),
+        ]);
+        assert!(
+            ours.status.success(),
+            "{}",
+            String::from_utf8_lossy(&ours.stderr)
+        );
+        let got = used_origins(&String::from_utf8_lossy(&ours.stdout));
+        let want: std::collections::BTreeSet<String> =
+            std::fs::read_to_string(recorded.join(format!("{name}.txt")))
+                .unwrap()
+                .lines()
+                .map(str::to_string)
+                .collect();
+        assert!(want.len() > 40, "{name}");
+        let missing: Vec<_> = want.difference(&got).take(5).collect();
+        let extra: Vec<_> = got.difference(&want).take(5).collect();
+        assert!(
+            missing.is_empty() && extra.is_empty(),
+            "{name}: {} of {} names differ; Mozilla's not ours: {missing:?}; ours not Mozilla's: {extra:?}",
+            want.symmetric_difference(&got).count(),
+            want.len()
+        );
+    }
+}
