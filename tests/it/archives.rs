@@ -137,7 +137,7 @@ fn run(args: &[&str]) -> (bool, String) {
 }
 
 /// What is in `store` besides symbol files (the run's unpacking directory, if left).
-fn leftovers(store: &Path) -> Vec<String> {
+pub(crate) fn leftovers(store: &Path) -> Vec<String> {
     std::fs::read_dir(store)
         .map(|d| {
             d.filter_map(|e| e.ok())

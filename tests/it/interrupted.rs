@@ -10,16 +10,15 @@ use std::time::{Duration, Instant};
 
 use crate::common::*;
 
-/// The store's entries whose names start with a dot: unpack directories, temporaries.
-fn leftovers(store: &Path) -> Vec<String> {
-    std::fs::read_dir(store)
-        .map(|d| {
-            d.filter_map(|e| e.ok())
-                .map(|e| e.file_name().to_string_lossy().into_owned())
-                .filter(|n| n.starts_with('.'))
-                .collect()
-        })
-        .unwrap_or_default()
+use crate::archives::leftovers;
+
+/// A ZIP of a program and its debug file, written at `path`.
+fn small_zip(path: &Path) {
+    let bytes = crate::archives::zip_of(
+        &fixtures().join("extra/debuglink"),
+        zip::CompressionMethod::Deflated,
+    );
+    std::fs::write(path, bytes).unwrap();
 }
 
 /// A `.tar.gz` (made by GNU tar and gzip, as a user's would be) of one "library" of
@@ -102,14 +101,7 @@ fn an_interrupted_run_leaves_nothing_in_the_store() {
     assert_eq!(leftovers(&store).len(), 1);
     // The next run into the store, of another archive, removes it.
     let small = work.join("small.zip");
-    std::fs::write(
-        &small,
-        crate::archives::zip_of(
-            &fixtures().join("extra/debuglink"),
-            zip::CompressionMethod::Deflated,
-        ),
-    )
-    .unwrap();
+    small_zip(&small);
     let out = dumpsyms_command()
         .arg("--store")
         .arg(&store)
@@ -155,14 +147,7 @@ fn an_archive_given_again_is_read_once() {
     let input = work.join("in");
     std::fs::create_dir_all(&input).unwrap();
     let zip = input.join("app.zip");
-    std::fs::write(
-        &zip,
-        crate::archives::zip_of(
-            &fixtures().join("extra/debuglink"),
-            zip::CompressionMethod::Deflated,
-        ),
-    )
-    .unwrap();
+    small_zip(&zip);
     let run = |store: &Path, args: &[&Path]| {
         let out = dumpsyms_command()
             .arg("-v")

@@ -390,12 +390,13 @@ fn a_debug_map_member_is_mapped_not_copied() {
     std::fs::remove_dir_all(&work).unwrap();
 }
 
-/// `printf 'line\n' | (cat; sleep 5) | dumpsyms symbolize`, driven a line at a time:
-/// each line comes out while the writer still holds the pipe open, a plain one at
-/// once and one whose absolute frame waits for a module map once the input pauses
-/// for a second. Before: nothing came out until the input ended.
-#[test]
-fn symbolize_answers_a_live_pipe_line_by_line() {
+/// `dumpsyms symbolize` reading a pipe this test writes: the child, the pipe, and each
+/// line it prints with when it came.
+fn live_symbolize() -> (
+    std::process::Child,
+    std::process::ChildStdin,
+    std::sync::mpsc::Receiver<(Instant, String)>,
+) {
     let mut child = dumpsyms_command()
         .arg("symbolize")
         .stdin(Stdio::piped())
@@ -403,14 +404,24 @@ fn symbolize_answers_a_live_pipe_line_by_line() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
+    let stdin = child.stdin.take().unwrap();
     let (tx, rx) = std::sync::mpsc::channel();
     let stdout = child.stdout.take().unwrap();
     std::thread::spawn(move || {
         for line in BufReader::new(stdout).lines() {
-            let _ = tx.send(line.unwrap());
+            let _ = tx.send((Instant::now(), line.unwrap()));
         }
     });
+    (child, stdin, rx)
+}
+
+/// `printf 'line\n' | (cat; sleep 5) | dumpsyms symbolize`, driven a line at a time:
+/// each line comes out while the writer still holds the pipe open, a plain one at
+/// once and one whose absolute frame waits for a module map once the input pauses
+/// for a second. Before: nothing came out until the input ended.
+#[test]
+fn symbolize_answers_a_live_pipe_line_by_line() {
+    let (mut child, mut stdin, rx) = live_symbolize();
     for line in [
         "a plain line",
         "#0 0x401234 in main (/tmp/prog+0x1234)",
@@ -419,7 +430,7 @@ fn symbolize_answers_a_live_pipe_line_by_line() {
     ] {
         stdin.write_all(format!("{line}\n").as_bytes()).unwrap();
         stdin.flush().unwrap();
-        let got = rx.recv_timeout(Duration::from_secs(2));
+        let got = rx.recv_timeout(Duration::from_secs(2)).map(|(_, l)| l);
         assert_eq!(
             got.as_deref(),
             Ok(line),
@@ -484,21 +495,7 @@ fn distinct_modules_past_the_bound_are_left_with_one_warning() {
 /// for a module map comes out once it has waited 5 s, and the lines after it follow.
 #[test]
 fn symbolize_releases_held_lines_in_a_busy_stream() {
-    let mut child = dumpsyms_command()
-        .arg("symbolize")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    let stdout = child.stdout.take().unwrap();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines() {
-            let _ = tx.send((Instant::now(), line.unwrap()));
-        }
-    });
+    let (mut child, mut stdin, rx) = live_symbolize();
     let started = Instant::now();
     stdin.write_all(b"./prog[0x401234]\n").unwrap();
     let mut n = 0;
