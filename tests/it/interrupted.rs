@@ -197,3 +197,38 @@ fn a_zstd_frame_that_lies_is_a_named_failure() {
     assert_eq!(leftovers(&work.join("store")), Vec::<String>::new());
     std::fs::remove_dir_all(&work).unwrap();
 }
+
+/// Three archives, each within its own budget (a 200 MB library of zeros, from a
+/// `.tar.gz` of some 200 KB), unpack within one budget for the run: 100 times their
+/// sizes together plus 256 MiB, so the third is stopped, named. Before: each had a
+/// 256 MiB floor of its own, and eight archives put 1.87 GB on disk at once.
+#[test]
+fn a_runs_archives_share_one_budget() {
+    let work = scratch("archives-budget");
+    let mut archives = Vec::new();
+    for n in 0..3 {
+        let dir = work.join(format!("a{n}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        let archive = big_tar_gz(&dir, 200 << 20);
+        let renamed = work.join(format!("a{n}.tar.gz"));
+        std::fs::rename(&archive, &renamed).unwrap();
+        archives.push(renamed);
+    }
+    let sizes: u64 = archives
+        .iter()
+        .map(|a| std::fs::metadata(a).unwrap().len())
+        .sum();
+    assert!(sizes * 100 + (256 << 20) < 600 << 20, "{sizes}");
+    let out = dumpsyms_command()
+        .arg("--store")
+        .arg(work.join("store"))
+        .args(&archives)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("a decompression bomb?"), "{err}");
+    assert!(err.contains("a2.tar.gz"), "{err}");
+    assert_eq!(leftovers(&work.join("store")), Vec::<String>::new());
+    std::fs::remove_dir_all(&work).unwrap();
+}

@@ -651,3 +651,32 @@ fn a_debug_map_reads_a_librarys_member_table_once() {
     );
     std::fs::remove_dir_all(&work).unwrap();
 }
+
+/// What is held for a module map is bounded: after an absolute frame nothing places,
+/// short lines arrive without a pause, and the held line comes out once 1,048,576
+/// lines (or 64 MiB) are held, while the writer is still writing. Before: the whole
+/// stdin was spooled (1.5 GB for 2 GB) and nothing came out until it ended.
+#[test]
+fn what_is_held_for_a_module_map_is_bounded() {
+    let (mut child, mut stdin, rx) = live_symbolize();
+    stdin.write_all(b"./prog[0x401234]\n").unwrap();
+    let filler = "x\n".repeat(4096);
+    let mut written = 0usize;
+    let first = loop {
+        if let Ok((_, line)) = rx.try_recv() {
+            break Some(line);
+        }
+        if written >= 100 << 20 {
+            break None;
+        }
+        stdin.write_all(filler.as_bytes()).unwrap();
+        written += filler.len();
+    };
+    assert_eq!(
+        first.as_deref(),
+        Some("./prog[0x401234]"),
+        "nothing came out after {written} bytes"
+    );
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
+}
