@@ -6,7 +6,7 @@ cd "$(dirname "$0")"
 fixtures=../fixtures
 # llvm-objcopy reads Mach-O too; GNU objcopy (binutils) is enough for the ELF seeds.
 objcopy=$(command -v llvm-objcopy || command -v objcopy || true)
-mkdir -p corpus/{dump,unwind_section,dwarf_expression,compact_unwind,link_sections,debug_info_stream,line_program,exidx,pe_unwind,pdb,demangle,demangle_swift,symbol_file,report,report_frames,report_maps,report_ips,cabinet,archive_zip,archive_tar,archive_deb}
+mkdir -p corpus/{dump,unwind_section,dwarf_expression,compact_unwind,link_sections,debug_info_stream,line_program,exidx,pe_unwind,pdb,msfz,demangle,demangle_swift,symbol_file,report,report_frames,report_maps,report_ips,cabinet,archive_zip,archive_tar,archive_deb}
 
 tmp=$(mktemp)
 out=$(mktemp)
@@ -120,6 +120,11 @@ open(sys.argv[2], "wb").write(bytes([count << 1 | arm64]) + bytes(entries) + unw
 PY
 done
 
+# MSFZ PDBs made by Microsoft's pdbtool, less their 32-byte signature (the msfz target
+# puts it back).
+for f in "$fixtures"/windows/msfz/*/app.pdb; do
+    tail -c +33 "$f" > "corpus/msfz/$(basename "$(dirname "$f")")"
+done
 # Whole PDBs, less their 32-byte magic (the pdb target puts it back).
 for f in "$fixtures"/windows/*/*.pdb; do
     tail -c +33 "$f" > "corpus/pdb/$(basename "$(dirname "$f")")"

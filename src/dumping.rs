@@ -61,7 +61,7 @@ pub fn dump(path: &Path, opts: &Options) -> Result<Dump, Error> {
 /// on the bytes alone (what fuzzing and services dumping uploads need).
 pub fn dump_bytes(name: &str, bytes: Vec<u8>, opts: &Options) -> Result<Dump, Error> {
     let on_workers = workers::run(opts.jobs, || {
-        let input = load::Input::from_bytes(PathBuf::from(name), bytes);
+        let input = load::Input::from_bytes(PathBuf::from(name), bytes).msfz_unpacked()?;
         pipeline::dump_input(&input, opts, false).map(warn_of_deep_names)
     });
     on_workers.map_err(|e| Error::new(Path::new(name), ErrorKind::Threads(e)))?

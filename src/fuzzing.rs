@@ -171,6 +171,26 @@ pub fn pdb(data: &[u8]) {
     );
 }
 
+/// An MSFZ (compressed PDB) container: the input is the file after its 32-byte
+/// signature, which is put back. What is written back must be an MSF file that the
+/// PDB reader's own container check accepts, within the budget given (100 times the
+/// input plus 1 MB), and then dump without panicking.
+pub fn msfz(data: &[u8]) {
+    let mut bytes = b"Microsoft MSFZ Container\r\n\x1aALD\0\0".to_vec();
+    bytes.extend_from_slice(data);
+    let budget = 100 * bytes.len() as u64 + (1 << 20);
+    let mut msf = Vec::new();
+    if crate::msfz::unpack_within(&bytes, budget, &mut msf).is_err() {
+        return;
+    }
+    assert!(msf.len() as u64 <= budget, "{} bytes written", msf.len());
+    assert!(crate::pdb::is_pdb(&msf));
+    if let Err(why) = crate::pdb::check_container(&msf) {
+        panic!("the MSF file written back fails its own check: {why}");
+    }
+    dump_checked(msf);
+}
+
 /// Each demangler on a name that may nest as deep as the fuzzer likes: the first byte
 /// picks a scheme and a repeat count, the rest is `prefix|fragment|suffix`, and the
 /// name is the prefix, the fragment repeated, then the suffix. It is demangled on a

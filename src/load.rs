@@ -113,7 +113,39 @@ impl Input {
         Ok((file, meta.len()))
     }
 
+    /// `len` bytes at `offset` of `file` mapped; an MSFZ (compressed) PDB is read as the
+    /// MSF PDB it holds.
     fn map(path: &Path, file: &std::fs::File, offset: u64, len: u64) -> Result<Input, Error> {
+        Self::map_as_it_is(path, file, offset, len)?.msfz_unpacked()
+    }
+
+    /// When the input is an MSFZ ("PDZ") PDB: the MSF PDB it holds, written to an unnamed
+    /// temporary file and mapped in its place (its pages are the page cache's, as a plain
+    /// PDB's are), under the same path. Any other input as it is.
+    pub(crate) fn msfz_unpacked(self) -> Result<Input, Error> {
+        if !crate::msfz::is_msfz(self.bytes()) {
+            return Ok(self);
+        }
+        let io = |e| Error::new(&self.path, ErrorKind::Io(e));
+        let file = crate::scratch::unnamed_file("msfz").map_err(io)?;
+        let mut out = std::io::BufWriter::with_capacity(1 << 20, &file);
+        crate::msfz::unpack(self.bytes(), &mut out).map_err(|why| {
+            Error::new(
+                &self.path,
+                ErrorKind::Corrupt(format!("MSFZ (compressed PDB) container: {why}")),
+            )
+        })?;
+        drop(out);
+        let len = file.metadata().map_err(io)?.len();
+        Self::map_as_it_is(&self.path, &file, 0, len)
+    }
+
+    fn map_as_it_is(
+        path: &Path,
+        file: &std::fs::File,
+        offset: u64,
+        len: u64,
+    ) -> Result<Input, Error> {
         let io = |e| Error::new(path, ErrorKind::Io(e));
         let len = usize::try_from(len)
             .map_err(|_| io(std::io::Error::other("too large to map on this machine")))?;

@@ -116,8 +116,10 @@ fn read_head(path: &Path, head: &mut [u8]) -> std::io::Result<bool> {
     }
 }
 
+/// Told by its first 32 bytes: an MSFZ PDB is not unpacked to be recognised.
 fn is_pdb_file(path: &Path) -> bool {
-    Input::open(path).is_ok_and(|i| crate::pdb::is_pdb(i.bytes()))
+    let mut head = [0u8; 32];
+    read_head(path, &mut head).is_ok_and(|read| read && crate::pdb::starts_like_pdb(&head))
 }
 
 /// What `path` is to a tree dump. Files that cannot be read or parsed are modules: the

@@ -176,7 +176,7 @@ pub(crate) fn get(
     url: &str,
     deadline: Option<Instant>,
 ) -> Outcome {
-    request(agent, Method::Get, retries, url, deadline)
+    request(agent, Method::Get(None), retries, url, deadline)
 }
 
 /// Whether `url` is there: a HEAD answered 2xx (true) or 404 or 410 (false), following
@@ -192,8 +192,9 @@ pub(crate) fn exists(agent: &ureq::Agent, retries: u32, url: &str) -> Result<boo
 }
 
 #[derive(Clone, Copy)]
-enum Method {
-    Get,
+enum Method<'a> {
+    /// With the `Accept` header given, if any.
+    Get(Option<&'a str>),
     Head,
 }
 
@@ -211,7 +212,10 @@ fn request(
             // Each hop within what is left of the whole time, not a new one.
             let left = deadline.map(|d| d.saturating_duration_since(Instant::now()));
             match method {
-                Method::Get => prepared(agent.get(&request), &request, left).call(),
+                Method::Get(None) => prepared(agent.get(&request), &request, left).call(),
+                Method::Get(Some(accept)) => prepared(agent.get(&request), &request, left)
+                    .header("Accept", accept)
+                    .call(),
                 Method::Head => prepared(agent.head(&request), &request, left).call(),
             }
             .map_err(Box::new)
@@ -522,17 +526,36 @@ pub(crate) fn download(
     what: &str,
     verify: Verify,
 ) -> Download {
+    download_accepting(limits, user_agent, retries, url, None, target, what, verify)
+}
+
+/// [`download`], asking with an `Accept` header when one is given.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn download_accepting(
+    limits: &Limits,
+    user_agent: &str,
+    retries: u32,
+    url: &str,
+    accept: Option<&str>,
+    target: &Path,
+    what: &str,
+    verify: Verify,
+) -> Download {
     let agent = agent_with(limits, user_agent);
     // The whole time counts from the request, not from the first byte of the answer.
     let started = Instant::now();
     let deadline = limits.max_time.map(|m| started + m);
     let (what, shown) = (redact::text(what), redact::url(url));
-    match get(&agent, retries, url, deadline) {
+    match request(&agent, Method::Get(accept), retries, url, deadline) {
         Outcome::Ok(response) => match save(limits, started, target, *response, verify) {
             Ok(()) => Download::Saved,
             Err(e) => Download::Failed(format!("{what}: {shown}: {e}")),
         },
         Outcome::Status(404, _) => Download::Missing,
+        // A server that serves only what it is asked for exactly: asked again, plainly.
+        Outcome::Status(406, _) if accept.is_some() => download_accepting(
+            limits, user_agent, retries, url, None, target, &what, verify,
+        ),
         Outcome::Status(code, body) => Download::Failed(format!(
             "{what} answered {code} for {shown}: {}",
             first_line(&body)

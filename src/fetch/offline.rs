@@ -27,6 +27,21 @@ pub(crate) fn download(
 }
 
 /// Fails: no request can be made.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn download_accepting(
+    limits: &Limits,
+    user_agent: &str,
+    retries: u32,
+    url: &str,
+    _accept: Option<&str>,
+    target: &Path,
+    what: &str,
+    verify: Verify,
+) -> Download {
+    download(limits, user_agent, retries, url, target, what, verify)
+}
+
+/// Fails: no request can be made.
 pub(crate) fn fetch_text(
     _limits: &Limits,
     _user_agent: &str,

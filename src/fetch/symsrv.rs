@@ -140,7 +140,11 @@ impl SymbolPath {
             }
         }
         let in_dir = |dir: &PathBuf, out: &mut Fetched| -> Option<PathBuf> {
-            for candidate in [dir.join(name).join(id).join(name), dir.join(name)] {
+            for candidate in [
+                dir.join(name).join(id).join(name),
+                compressed_pdb_path(&dir.join(name).join(id).join(name)),
+                dir.join(name),
+            ] {
                 out.asked.push(candidate.display().to_string());
                 if candidate.is_file() {
                     return Some(candidate);
@@ -173,6 +177,11 @@ impl SymbolPath {
             };
             if http::cached_is_good(&target, verify) {
                 out.path = Some(target);
+                return out;
+            }
+            let msfz = compressed_pdb_path(&target);
+            if http::cached_is_good(&msfz, verify) {
+                out.path = Some(msfz);
                 return out;
             }
             let entry = Entry {
@@ -230,22 +239,25 @@ impl SymbolPath {
                 None
             }
         };
-        let as_it_is = http::download(
+        // A PDB is asked for as Microsoft's clients ask: MSFZ welcome.
+        let is_pdb = at.name.to_ascii_lowercase().ends_with(".pdb");
+        let as_it_is = http::download_accepting(
             &self.limits,
             http::SYMSRV_AGENT,
             2,
             full,
+            is_pdb.then_some(MSFZ_MEDIA_TYPE),
             at.target,
             at.what,
             verify,
         );
         // Not there as it is: servers also answer compressed, or with a pointer.
         if saved(as_it_is, out)? {
-            return Some(at.target.to_path_buf());
+            return Some(filed_by_container(at.target));
         }
         #[cfg(feature = "net")]
         if saved(self.compressed(at, verify, out), out)? {
-            return Some(at.target.to_path_buf());
+            return Some(filed_by_container(at.target));
         }
         self.pointed_to(at, verify, out)
     }
@@ -346,6 +358,42 @@ impl SymbolPath {
                 None
             }
         }
+    }
+}
+
+/// The media type Microsoft's symbol clients ask for an MSFZ ("PDZ") PDB with (PerfView's
+/// `SymbolReader`, `Accept: application/msfz0`); a server that has one answers with it,
+/// any other ignores the header and answers the PDB (or, strictly, 406, and is then
+/// asked again without it).
+const MSFZ_MEDIA_TYPE: &str = "application/msfz0";
+
+/// Where a cache keeps the MSFZ copy of the PDB cached at `plain`:
+/// `<name>/<id>/msfz0/<name>`, the symbol store key Microsoft's clients and
+/// `dotnet-symbol` give an MSFZ PDB, so that a plain and a compressed copy of one PDB
+/// never stand in for each other in a cache other tools share.
+fn compressed_pdb_path(plain: &std::path::Path) -> PathBuf {
+    let name = plain.file_name().unwrap_or_default();
+    plain.with_file_name("msfz0").join(name)
+}
+
+/// The path a downloaded file at `saved` is kept at: an MSFZ PDB is moved to
+/// [`compressed_pdb_path`]; anything else (or an MSFZ that cannot be moved) stays.
+fn filed_by_container(saved: &std::path::Path) -> PathBuf {
+    let mut head = [0u8; 32];
+    let msfz = std::fs::File::open(saved)
+        .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut head))
+        .is_ok_and(|()| crate::msfz::is_msfz(&head));
+    if !msfz {
+        return saved.to_path_buf();
+    }
+    let to = compressed_pdb_path(saved);
+    let moved = to
+        .parent()
+        .map_or(Ok(()), std::fs::create_dir_all)
+        .and_then(|()| std::fs::rename(saved, &to));
+    match moved {
+        Ok(()) => to,
+        Err(_) => saved.to_path_buf(),
     }
 }
 

@@ -25,11 +25,23 @@ use crate::pdb::stack_win::StackWin;
 use crate::symbols::Symbol;
 
 /// Every PDB 7 file starts with this (the MSF "big" header).
-const MAGIC: &[u8] = b"Microsoft C/C++ MSF 7.00\r\n\x1aDS\0\0\0";
+const MAGIC: &[u8] = crate::msfz::MSF_MAGIC;
 
 /// True when `bytes` are a PDB (MSF 7.00) file.
 pub fn is_pdb(bytes: &[u8]) -> bool {
     bytes.starts_with(MAGIC)
+}
+
+/// True when `head` (a file's first bytes) begins a PDB in either container: MSF, or
+/// MSFZ ("PDZ", compressed), which the loader reads as the MSF PDB it holds.
+pub(crate) fn starts_like_pdb(head: &[u8]) -> bool {
+    is_pdb(head) || crate::msfz::is_msfz(head)
+}
+
+/// Checks the MSF container of `bytes` as [`open`] does before reading it.
+#[cfg(feature = "fuzzing")]
+pub(crate) fn check_container(bytes: &[u8]) -> Result<(), String> {
+    msf::check(bytes)
 }
 
 pub(crate) type Pdb<'a> = pdb2::PDB<'a, Cursor<&'a [u8]>>;

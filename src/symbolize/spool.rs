@@ -1,10 +1,7 @@
 //! Where a report is held while its module map is read to its end: in memory up to
 //! [`IN_MEMORY`], then in an unnamed temporary file.
 //!
-//! Written here rather than with the `tempfile` crate: the library built without its
-//! default features (what a program embedding it links) takes none of the command's or
-//! the network's crates, `tempfile` among them, and this needs only a file that is
-//! removed as soon as it is open.
+//! The file is [`crate::scratch::unnamed_file`]'s: removed as soon as it is open.
 
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Cursor, Seek, Write};
@@ -35,47 +32,12 @@ impl Spool {
     }
 }
 
-/// A new file in the temporary directory, already removed from it on systems that
-/// allow that (it lives while open); elsewhere it is left for the system's cleaning.
-fn unnamed_file() -> io::Result<File> {
-    use std::sync::atomic::{AtomicU64, Ordering};
-    static NEXT: AtomicU64 = AtomicU64::new(0);
-    let dir = std::env::temp_dir();
-    for _ in 0..16 {
-        let n = NEXT.fetch_add(1, Ordering::Relaxed);
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.subsec_nanos());
-        let path = dir.join(format!(
-            ".dumpsyms-report-{}-{n}-{nanos}",
-            std::process::id()
-        ));
-        match std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create_new(true)
-            .open(&path)
-        {
-            Ok(file) => {
-                let _ = std::fs::remove_file(&path);
-                return Ok(file);
-            }
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
-            Err(e) => return Err(e),
-        }
-    }
-    Err(io::Error::new(
-        io::ErrorKind::AlreadyExists,
-        "no free name for a temporary file",
-    ))
-}
-
 impl Write for Spool {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         if let Spool::Memory(bytes) = self
             && bytes.len() + buf.len() > IN_MEMORY
         {
-            let mut file = unnamed_file()?;
+            let mut file = crate::scratch::unnamed_file("report")?;
             file.write_all(bytes)?;
             *self = Spool::File(file);
         }

@@ -19,6 +19,7 @@ mod hostile_archives;
 mod hostile_net;
 mod interrupted;
 mod macho;
+mod msfz;
 mod named_paths;
 mod names;
 mod oracle;

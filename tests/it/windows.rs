@@ -638,6 +638,25 @@ fn a_pdb_alone_or_with_its_image_beside_it() {
 }
 
 #[test]
+fn a_pdb_in_16_kib_pages_dumps_as_the_4_kib_link_does() {
+    // The same object linked with /pdbpagesize:16384 (as PDBs past 4 GB must be): only
+    // the build's ids, which lld-link's /Brepro takes from the contents, differ.
+    let pdb = std::fs::read(windows().join("msvc-x86_64-pages16k/app.pdb")).unwrap();
+    assert_eq!(u32::from_le_bytes(pdb[32..36].try_into().unwrap()), 16384);
+    let but_ids = |dir: &str| {
+        let exe = windows().join(dir).join("app.exe");
+        dump(&["--inlines", exe.to_str().unwrap()])
+            .lines()
+            .skip(2)
+            .map(String::from)
+            .collect::<Vec<_>>()
+    };
+    let four = but_ids("msvc-x86_64");
+    assert!(four.iter().any(|l| l.starts_with("INLINE ")));
+    assert_eq!(but_ids("msvc-x86_64-pages16k"), four);
+}
+
+#[test]
 fn folded_code_is_marked_multiple() {
     let path = windows().join("msvc-x86_64-icf/app.exe");
     let text = dump(&["-m", path.to_str().unwrap()]);
