@@ -144,6 +144,36 @@ pub struct SymFile<B> {
     read_since_release: std::sync::atomic::AtomicUsize,
 }
 
+/// A function's name as a debugger writes it, for comparing: no spaces, and MSVC's
+/// `` `anonymous namespace' `` as the dumpers write it.
+fn debugger_name(name: &str) -> String {
+    name.replace("`anonymous namespace'", "(anonymous namespace)")
+        .chars()
+        .filter(|c| !c.is_whitespace())
+        .collect()
+}
+
+/// `name` without its parameter list and what follows it (` const`): cut at the first
+/// `(` outside template arguments that does not open `(anonymous namespace)`.
+fn strip_parameters(name: &str) -> &str {
+    let mut depth = 0i32;
+    for (i, c) in name.char_indices() {
+        match c {
+            '<' => depth += 1,
+            '>' => depth -= 1,
+            '(' if depth == 0 && !name[i..].starts_with("(anonymous namespace)") => {
+                // `operator()` keeps its own parentheses.
+                if name[..i].ends_with("operator") {
+                    continue;
+                }
+                return &name[..i];
+            }
+            _ => {}
+        }
+    }
+    name
+}
+
 /// A function body at most this large is indexed on its first lookup and the index
 /// kept (a report names many addresses in few functions); a larger one, whose index
 /// could take the whole budget, is read through for each lookup.
@@ -338,6 +368,38 @@ impl<B: AsRef<[u8]>> SymFile<B> {
     fn numbered(&self, table: &[(u32, Text)], n: u32) -> Option<&str> {
         let i = table.binary_search_by_key(&n, |(k, _)| *k).ok()?;
         Some(self.text(table[i].1))
+    }
+
+    /// The address of the function a debugger names `name` (WinDbg's `ns::Class::f`,
+    /// without its parameter list): a FUNC whose name is `name`, or is `name` followed by
+    /// a parameter list, else such a PUBLIC. Spaces are not compared (WinDbg writes
+    /// `vector<int,std::allocator<int> >`, the dumpers `vector<int, std::allocator<int> >`),
+    /// and WinDbg's `` `anonymous namespace' `` is `(anonymous namespace)`. `None` when no
+    /// record, or records at more than one address (overloads), answer to it: a name
+    /// that does not tell the function gives no address rather than a guess.
+    pub fn address_of(&self, name: &str) -> Option<u64> {
+        let want = debugger_name(name);
+        if want.is_empty() {
+            return None;
+        }
+        let mut found: Option<u64> = None;
+        let funcs = self.funcs.iter().map(|f| {
+            let name = Text {
+                at: f.name_at,
+                len: f.name_len,
+            };
+            (f.addr, name)
+        });
+        for (addr, text) in funcs.chain(self.publics.iter().map(|p| (p.addr, p.name))) {
+            if debugger_name(strip_parameters(self.text(text))) != want {
+                continue;
+            }
+            match found {
+                Some(a) if a != addr => return None,
+                _ => found = Some(addr),
+            }
+        }
+        found
     }
 
     /// What `addr` (relative to the module's load address) resolves to, innermost

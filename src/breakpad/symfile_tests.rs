@@ -96,3 +96,35 @@ fn absurd_sizes_do_not_wrap() {
     assert_eq!(names(&s.lookup(u64::MAX - 1)), ["top ?:?"]);
     assert!(s.lookup(0).is_empty());
 }
+
+#[test]
+fn a_function_is_found_by_the_name_a_debugger_gives_it() {
+    let text = "MODULE windows x86_64 0123456789ABCDEF0123456789ABCDEF1 app.pdb
+FUNC 1000 40 0 CMyClass::Method(int)
+FUNC 1100 20 0 std::vector<int, std::allocator<int> >::push_back(int const&)
+FUNC 1200 10 0 `anonymous namespace'::helper()
+FUNC 1300 10 0 (anonymous namespace)::other(char*) const
+FUNC 1400 10 0 overloaded(int)
+FUNC 1500 10 0 overloaded(char)
+FUNC 1600 10 0 Functor::operator()(int)
+PUBLIC 2000 0 RaiseException
+";
+    let sym = SymFile::parse(text.as_bytes());
+    assert_eq!(sym.address_of("CMyClass::Method"), Some(0x1000));
+    assert_eq!(
+        sym.address_of("std::vector<int,std::allocator<int> >::push_back"),
+        Some(0x1100)
+    );
+    assert_eq!(
+        sym.address_of("`anonymous namespace'::helper"),
+        Some(0x1200)
+    );
+    assert_eq!(sym.address_of("`anonymous namespace'::other"), Some(0x1300));
+    assert_eq!(sym.address_of("Functor::operator()"), Some(0x1600));
+    assert_eq!(sym.address_of("RaiseException"), Some(0x2000));
+    // Two addresses answer: no guess.
+    assert_eq!(sym.address_of("overloaded"), None);
+    assert_eq!(sym.address_of("CMyClass::Other"), None);
+    assert_eq!(sym.address_of("CMyClass"), None);
+    assert_eq!(sym.address_of(""), None);
+}

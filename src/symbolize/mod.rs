@@ -270,6 +270,19 @@ impl Symbolizer {
         self.resolve_in(&found, name, offset, base, pc)
     }
 
+    /// The offset in its module of the function a debugger names `function` (see
+    /// [`SymFile::address_of`]), when the module's symbol file is found and one function
+    /// there answers to the name.
+    pub(crate) fn function_offset(
+        &mut self,
+        module: Option<&str>,
+        build_id: Option<&str>,
+        function: &str,
+    ) -> Option<u64> {
+        let found = self.module(Wanted { module, build_id });
+        found.sym.as_ref()?.address_of(function)
+    }
+
     /// Whether a firmware was given (`--firmware`), whose addresses ESP-IDF's
     /// `Backtrace:` lines give.
     pub(crate) fn has_firmware(&self) -> bool {

@@ -473,6 +473,7 @@ impl Unit<'_, '_> {
                 offset: *offset,
                 base: Base::Load,
                 pc: Pc::Exact,
+                function: None,
                 family: input::Family::Other,
                 span: text.len()..text.len(),
             })
@@ -507,6 +508,16 @@ impl Unit<'_, '_> {
         if f.base == Base::Absolute && f.module.is_empty() {
             return Ok(None);
         }
+        // A debugger's `module!function+0x1a`: the function found by name makes it a
+        // module offset; one not found leaves a frame that resolves to nothing.
+        if let Some(function) = f.function {
+            let build_id = f.build_id.or_else(|| self.context.build_id(f.module));
+            let module = named.or(Some(f.module));
+            if let Some(at) = self.symbolizer.function_offset(module, build_id, function) {
+                f.offset = at.saturating_add(f.offset);
+                f.function = None;
+            }
+        }
         let (frames, unverified) = match self.out.exhausted() {
             false => match resolve_line_frame(self.symbolizer, self.context, &f, named) {
                 Some(found) => found,
@@ -529,7 +540,8 @@ impl Unit<'_, '_> {
                     module => module,
                 }),
                 build_id,
-                offset: Some(f.offset),
+                // An offset from a function not found is no module offset.
+                offset: f.function.is_none().then_some(f.offset),
                 return_address: f.pc == Pc::Return,
                 unverified,
                 frames: &frames,
@@ -689,6 +701,10 @@ fn resolve_line_frame(
     f: &input::Frame<'_>,
     named: Option<&str>,
 ) -> Option<(Vec<Resolved>, bool)> {
+    // An offset from a function the symbol file does not tell is no module offset.
+    if f.function.is_some() {
+        return Some((Vec::new(), false));
+    }
     // A module named by its build ID alone has no name to look under.
     let name = named.or((f.build_id != Some(f.module)).then_some(f.module));
     let build_id = f.build_id.or_else(|| context.build_id(f.module));

@@ -447,7 +447,9 @@ fn a_localized_crashlytics_stack_is_read_by_its_shape() {
 /// stack was taken) and a crash logger's `app.exe+000113E` rows resolve as
 /// llvm-symbolizer reads those RVAs in the PDB; the first row of each is where the
 /// thread stopped, the others return addresses (one byte back). WinDbg's own
-/// `app!main+0x…` rows are left as they are.
+/// `app!recurse+0x21` rows resolve through the function of that name (`recurse(int)`
+/// at 0x1100: RVA 0x1121, a return address); `app!main+0x44` names no function of the
+/// module: a frame that resolves to nothing.
 #[test]
 fn windbg_and_crash_logger_rows_resolve_in_their_module() {
     let dir = scratch("symbolize-windbg");
@@ -457,7 +459,8 @@ fn windbg_and_crash_logger_rows_resolve_in_their_module() {
         "0:000> kn\n # Child-SP          RetAddr               Call Site\n\
          00 000000a1`2b8fe6b8 00007ff6`8a2b1224     app+0x113e\n\
          01 000000a1`2b8fe6c0 00007ff6`8a2b5678     app+0x1224\n\
-         02 000000a1`2b8fe760 00007ffc`1d2f7034     app!main+0x44\n",
+         02 000000a1`2b8fe760 00007ffc`1d2f7034     app!recurse+0x21 [C:\\src\\app.cpp @ 63]\n\
+         03 000000a1`2b8fe7a0 00007ffc`1f0c2651     app!main+0x44\n",
     )
     .unwrap();
     let logger = dir.join("logger.txt");
@@ -468,15 +471,40 @@ fn windbg_and_crash_logger_rows_resolve_in_their_module() {
     )
     .unwrap();
     let image = fixtures().join("windows/msvc-x86_64");
-    for report in [&windbg, &logger] {
+    let by_name = vec![pdb_oracle("1120"), Vec::new()];
+    for (report, more) in [(&windbg, by_name), (&logger, Vec::new())] {
         let (json, stderr) = symbolize(report, &["--json", "--debug-dir", image.to_str().unwrap()]);
+        let mut want = vec![pdb_oracle("113e"), pdb_oracle("1223")];
+        want.extend(more);
         assert_eq!(
             record_frames_pdb(&json),
-            vec![pdb_oracle("113e"), pdb_oracle("1223")],
+            want,
             "{}: {stderr}",
             report.display()
         );
     }
+    // The text: WinDbg's row as it was, source tail and all, then what it resolves to;
+    // the row naming no function of the module as it was, and nothing after it.
+    let (text, _) = symbolize(&windbg, &["--debug-dir", image.to_str().unwrap()]);
+    let text = String::from_utf8(text).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let row = lines
+        .iter()
+        .position(|l| l.contains("app!recurse"))
+        .unwrap();
+    assert!(
+        lines[row].ends_with("app!recurse+0x21 [C:\\src\\app.cpp @ 63]"),
+        "{text}"
+    );
+    let below = lines[row + 1].trim_start();
+    assert!(
+        below.starts_with("recurse(int) at ") && below.ends_with("app.cpp:63"),
+        "{text}"
+    );
+    assert!(
+        lines.last().unwrap().ends_with("     app!main+0x44"),
+        "{text}"
+    );
 }
 
 /// A Flutter app's non-symbolic Dart trace gives `virt`, the ELF address in its AOT

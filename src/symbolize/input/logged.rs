@@ -29,6 +29,7 @@ pub(super) fn dart_vm(line: &str) -> Option<Frame<'_>> {
         offset: parse_hex(offset)?,
         base: Base::Load,
         pc: Pc::Return,
+        function: None,
         family: Family::Unnumbered,
         span: start..text.len(),
     })
@@ -57,6 +58,7 @@ pub(super) fn dart_nonsymbolic(line: &str) -> Option<Frame<'_>> {
         offset: parse_hex(address)?,
         base: Base::Vaddr,
         pc: caller_after_first(Some(number)),
+        function: None,
         family: Family::Other,
         span: at..at + address.len(),
     })
@@ -106,6 +108,7 @@ pub(super) fn bare_offset(line: &str) -> Option<Frame<'_>> {
         offset: parse_hex(offset)?,
         base: Base::Load,
         pc: Pc::Exact,
+        function: None,
         family: Family::Other,
         span: start..start + text.len(),
     })
@@ -147,14 +150,17 @@ pub(super) fn logger_row(line: &str) -> Option<Frame<'_>> {
 /// reports): an optional frame number, the frame's stack pointer and return address
 /// (and with `kb` three arguments), each a hexadecimal word, 64-bit ones split by a
 /// backtick, then the call site. A call site `module+0x1a2b` is the frame: the module
-/// had no symbols, and the offset is from its base. `module!function+0x1a` was
-/// resolved by WinDbg already and is left as it is. Frames past the first show return
-/// addresses.
+/// had no symbols, and the offset is from its base. `module!function+0x1a` (or
+/// `module!function` at its first byte, either with a `[file @ line]` tail) was
+/// resolved by WinDbg: a frame too, whose offset counts from the function, found by
+/// name in the module's symbol file. Frames past the first show return addresses.
+/// Inline frames (`(Inline Function) --------`--------`) have no address and are not
+/// frames of their own.
 pub(super) fn windbg(line: &str) -> Option<Frame<'_>> {
     let mut rest = line.trim_start();
     let mut number = None;
     let mut columns = 0;
-    let site = loop {
+    let site_start = loop {
         let (word, after) = split_word(rest)?;
         let digits = word.replace('`', "");
         let address = digits.len() >= 8 && parse_hex(&digits).is_some();
@@ -167,23 +173,52 @@ pub(super) fn windbg(line: &str) -> Option<Frame<'_>> {
         }
         rest = after;
     };
-    if columns < 2 || site.contains('!') {
+    if columns < 2 {
         return None;
     }
-    let (module, offset) = site.rsplit_once("+0x")?;
-    if module.is_empty() || module.starts_with("0x") || is_hex(module) {
-        return None;
-    }
-    let at = site.as_ptr() as usize - line.as_ptr() as usize;
-    Some(Frame {
+    let at = site_start.as_ptr() as usize - line.as_ptr() as usize;
+    // A symbol may hold spaces (`vector<int,std::allocator<int> >`): the site runs to
+    // the source tail or the end of the line.
+    let site = line[at..].split(" [").next()?.trim_end();
+    let pc = caller_after_first(Some(number.unwrap_or(1)));
+    let frame = |module, function, offset, len| Frame {
         module,
         build_id: None,
-        offset: parse_hex(offset)?,
+        offset,
         base: Base::Load,
-        pc: caller_after_first(Some(number.unwrap_or(1))),
+        function,
+        pc,
         family: Family::Other,
-        span: at..at + site.len(),
-    })
+        span: at..at + len,
+    };
+    if let Some((module, symbol)) = site.split_once('!') {
+        if !plausible_module(module) || symbol.is_empty() || symbol.starts_with("0x") {
+            return None;
+        }
+        let (function, offset) = match symbol.rsplit_once("+0x") {
+            Some((function, offset)) => (function, parse_hex(offset)?),
+            None => (symbol, 0),
+        };
+        if function.is_empty() || function.contains('!') {
+            return None;
+        }
+        return Some(frame(module, Some(function), offset, site.len()));
+    }
+    let site = site_start;
+    let (module, offset) = site.rsplit_once("+0x")?;
+    if !plausible_module(module) {
+        return None;
+    }
+    Some(frame(module, None, parse_hex(offset)?, site.len()))
+}
+
+/// A module name as WinDbg writes one: a file name without its extension (`ntdll`,
+/// `KERNELBASE`, `app`), never an address or a path.
+fn plausible_module(module: &str) -> bool {
+    !module.is_empty()
+        && !module.starts_with("0x")
+        && !is_hex(module)
+        && !module.contains([' ', '/', '\\', '(', ')', '<', '>', ':'])
 }
 
 /// A line only Crashlytics' text holds: its export's header (`# Crashlytics - plaintext

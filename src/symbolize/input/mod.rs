@@ -94,6 +94,10 @@ pub struct Frame<'a> {
     pub offset: u64,
     /// What the offset counts from.
     pub base: Base,
+    /// The function the offset counts from instead, where the text names one in place of
+    /// a module offset (WinDbg's `module!function+0x1a`): found by name in the module's
+    /// symbol file, if it tells one function by that name.
+    pub function: Option<&'a str>,
     /// Whether the address is where the thread stopped or a return address.
     pub pc: Pc,
     /// Which kind of report wrote it (how the output is laid out).
@@ -287,6 +291,7 @@ fn sanitizer(line: &str) -> Option<Frame<'_>> {
         offset: t.offset,
         base: Base::Vaddr,
         pc: Pc::Exact,
+        function: None,
         family: if has_pc {
             Family::Sanitizer
         } else {
@@ -354,6 +359,7 @@ fn android_at(line: &str, at: usize) -> Option<Frame<'_>> {
         offset,
         base: Base::Vaddr,
         pc: Pc::Exact,
+        function: None,
         family: Family::Other,
         span: module_at..module_end,
     })
@@ -403,6 +409,7 @@ fn stackwalker(line: &str) -> Option<Frame<'_>> {
         offset: parse_hex(offset)?,
         base: Base::Load,
         pc: caller_after_first(Some(number)),
+        function: None,
         family: Family::Other,
         span: start..start + rest.trim_start().len(),
     })
@@ -429,6 +436,7 @@ fn stackwalker_address<'a>(line: &'a str, rest: &'a str, number: u64) -> Option<
         offset: address,
         base: Base::Absolute,
         pc: caller_after_first(Some(number)),
+        function: None,
         family: Family::Other,
         span: start..start + word.len(),
     })
@@ -548,6 +556,7 @@ fn apple_symbolized<'a>(line: &'a str, text: &'a str, number: u64) -> Option<Fra
 fn hotspot(line: &str) -> Option<Frame<'_>> {
     let frame = token(line, HOTSPOT)?.frame(Base::Load, Pc::Return);
     Some(Frame {
+        function: None,
         family: Family::Unnumbered,
         ..frame
     })
@@ -645,6 +654,7 @@ fn backtrace_symbols(line: &str) -> Option<Frame<'_>> {
         offset,
         base,
         pc: Pc::Return,
+        function: None,
         family: Family::Other,
         span: text.len()..text.len(),
     })
@@ -669,6 +679,7 @@ fn backtrace_symbols_wrapped(line: &str) -> Option<Frame<'_>> {
         offset,
         base: Base::Vaddr,
         pc: Pc::Return,
+        function: None,
         family: Family::Other,
         span: text.len()..text.len(),
     })
@@ -699,6 +710,7 @@ fn plain(line: &str) -> Option<Frame<'_>> {
         offset,
         base: Base::Load,
         pc: Pc::Exact,
+        function: None,
         family: Family::Other,
         span: start..start + text.len(),
     })
@@ -771,6 +783,7 @@ impl<'a> Token<'a> {
             offset: self.offset,
             base,
             pc,
+            function: None,
             family: Family::Other,
             span: self.open..self.close + 1,
         }
@@ -864,6 +877,7 @@ fn module_frame<'a>(line: &'a str, module: &'a str, offset: u64, base: Base, pc:
         offset,
         base,
         pc,
+        function: None,
         family: Family::Other,
         span: start..start + module.len(),
     }

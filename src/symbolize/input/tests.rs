@@ -249,7 +249,6 @@ fn other_lines_are_not_frames() {
         "[  123.456]  dump_stack+0x45/0x57",
         "  kernel: __switch_to+0x8c/0xb4",
         "RIP: 0010:foo+0x12/0x30 [nvidia]",
-        "00 0000001c`2a0ff6c8 00007ff6`12341234 ntdll!NtWaitForSingleObject+0x14",
         "ntdll!NtWaitForSingleObject+0x14",
         "\t/usr/local/go/src/runtime/panic.go:1038 +0x215",
         "  12: 0x55d1c2b3a1d9 - std::rt::lang_start::{{closure}}::h1234",
@@ -346,7 +345,7 @@ fn frames_inside_other_tools_lines() {
 }
 
 #[test]
-fn windbg_rows_whose_call_site_is_a_module_offset() {
+fn windbg_rows_whose_call_site_is_a_module_offset_or_a_function() {
     let row = "01 000000a1`2b8fe6c0 00007ff6`8a2b5678     myapp+0x2040";
     assert_eq!(found(row), ("myapp", 0x2040, Base::Load, Pc::Return));
     let first = "00 000000a1`2b8fe6b8 00007ff6`8a2b2040     myapp+0x1a2b";
@@ -356,9 +355,28 @@ fn windbg_rows_whose_call_site_is_a_module_offset() {
     assert_eq!(found(kb), ("legacy", 0x1046, Base::Load, Pc::Return));
     let f = frame(kb).unwrap();
     assert_eq!(&kb[f.span], "legacy+0x1046");
-    // Resolved by WinDbg already, the debugger's location line, disassembly.
+    // Resolved by WinDbg already: the offset counts from the function, found by name.
+    let named =
+        "02 000000a1`2b8fe760 00007ffc`1d2f7034     myapp!main+0x44 [c:\\src\\main.cpp @ 42]";
+    let f = frame(named).unwrap();
+    assert_eq!(
+        (f.module, f.function, f.offset, f.pc),
+        ("myapp", Some("main"), 0x44, Pc::Return)
+    );
+    assert_eq!(&named[f.span], "myapp!main+0x44");
+    let template = "00 0000009f`5f6ff6e8 00007ff8`3f1e2b5e     app!std::vector<int,std::allocator<int> >::push_back+0x11";
+    let f = frame(template).unwrap();
+    assert_eq!(
+        f.function,
+        Some("std::vector<int,std::allocator<int> >::push_back")
+    );
+    assert_eq!(f.pc, Pc::Exact);
+    let at_start = "0019ff94 77497a9e 7ffdf000 6f3b2c5f 00000000 KERNEL32!BaseThreadInitThunk";
+    assert_eq!(frame(at_start).unwrap().offset, 0);
+    // An inline frame (no address), the debugger's location line, disassembly.
     for none in [
-        "02 000000a1`2b8fe760 00007ffc`1d2f7034     myapp!main+0x44 [c:\\src\\main.cpp @ 42]",
+        "01 (Inline Function) --------`--------     app!inlined+0x5 [c:\\src\\a.h @ 3]",
+        "02 000000a1`2b8fe760 00007ffc`1d2f7034     0x7ffc1d2f7034!f+0x4",
         "myapp+0x1a2b:",
         "00007ff6`8a2b1a2b 8b08            mov     ecx,dword ptr [rax]",
         "rax=0000000000000000 rbx=000000a12b8fe8a0 rcx=00007ff68a2b0000",

@@ -58,6 +58,7 @@ pub(super) fn wine(line: &str) -> Option<Frame<'_>> {
         } else {
             caller_after_first(Some(number))
         },
+        function: None,
         family: Family::Other,
         span: module_at..module_at + module.len(),
     })
