@@ -325,6 +325,9 @@ fn read_procedures(
     name: &str,
 ) -> usize {
     let mut current: Option<Proc> = None;
+    // A block of the current procedure's code that PGO moved away (S_SEPCODE): read as
+    // a procedure of its own under the parent's name, until its own end.
+    let mut separated: Option<Proc> = None;
     let mut bad_sites = 0usize;
     loop {
         let symbol = match symbols.next() {
@@ -339,36 +342,50 @@ fn read_procedures(
         };
         match symbol.parse() {
             Ok(pdb2::SymbolData::Procedure(p)) => {
-                if let Some(done) = current.take() {
+                for done in [separated.take(), current.take()].into_iter().flatten() {
                     cx.finish(done);
                 }
                 current = cx.begin(&p);
             }
+            Ok(pdb2::SymbolData::SeparatedCode(sep)) => {
+                if let Some(done) = separated.take() {
+                    cx.finish(done);
+                }
+                // Only under the procedure it names: one elsewhere has no name to take.
+                separated = current
+                    .as_ref()
+                    .filter(|parent| parent.offset == sep.parent_offset)
+                    .and_then(|parent| cx.begin_separated(parent, &sep));
+            }
             Ok(pdb2::SymbolData::InlineSite(site)) if inlines => {
-                if let Some(proc) = current.as_mut()
+                if let Some(proc) = separated.as_mut().or(current.as_mut())
                     && !cx.enter_site(proc, &site, inlinees)
                 {
                     bad_sites += 1;
                 }
             }
             Ok(pdb2::SymbolData::InlineSiteEnd) => {
-                if let Some(proc) = current.as_mut() {
+                if let Some(proc) = separated.as_mut().or(current.as_mut()) {
                     proc.open_sites.pop();
                 }
             }
             Ok(pdb2::SymbolData::ScopeEnd) => {
-                if current
-                    .as_ref()
-                    .is_some_and(|p| p.end_symbol == symbol.index())
-                    && let Some(done) = current.take()
-                {
-                    cx.finish(done);
+                let ends =
+                    |p: &Option<Proc>| p.as_ref().is_some_and(|p| p.end_symbol == symbol.index());
+                if ends(&separated) {
+                    if let Some(done) = separated.take() {
+                        cx.finish(done);
+                    }
+                } else if ends(&current) {
+                    for done in [separated.take(), current.take()].into_iter().flatten() {
+                        cx.finish(done);
+                    }
                 }
             }
             _ => {}
         }
     }
-    if let Some(done) = current.take() {
+    for done in [separated.take(), current.take()].into_iter().flatten() {
         cx.finish(done);
     }
     bad_sites
@@ -385,6 +402,8 @@ struct Proc {
     start: u64,
     end: u64,
     name: String,
+    /// Where its inline sites' binary annotations count from: its own start, or for
+    /// separated code its parent procedure's.
     offset: pdb2::PdbInternalSectionOffset,
     end_symbol: pdb2::SymbolIndex,
     /// `(start, end, line, file slot)`, by address.
@@ -484,12 +503,42 @@ impl ModuleCx<'_, '_, '_> {
 
     /// Starts a procedure: its own line rows, clipped to it and sized by the next row.
     fn begin(&mut self, p: &pdb2::ProcedureSymbol<'_>) -> Option<Proc> {
-        let start = self.rva(p.offset)?;
-        if p.len == 0 {
+        let name = (self.name_of)(&p.name.to_string(), p.type_index)
+            .unwrap_or_else(|| p.name.to_string().into_owned());
+        self.begin_block(p.offset, p.len, name, p.offset, p.end)
+    }
+
+    /// Starts a block of `parent`'s code that PGO separated from it (S_SEPCODE): a
+    /// FUNC of its own at the block's address, named as its parent (as symbolic does),
+    /// with the block's line rows (MSVC writes it a line block of its own) and the
+    /// inline sites nested in it, whose binary annotations count from the parent's start
+    /// as every site of the procedure's does.
+    fn begin_separated(&mut self, parent: &Proc, sep: &pdb2::SeparatedCodeSymbol) -> Option<Proc> {
+        self.begin_block(
+            sep.offset,
+            sep.len,
+            parent.name.clone(),
+            parent.offset,
+            sep.end,
+        )
+    }
+
+    /// Starts a block of code at `offset`, `len` bytes, named `name`: its line rows;
+    /// its inline sites' annotations count from `sites_from`; `end_symbol` ends it.
+    fn begin_block(
+        &mut self,
+        offset: pdb2::PdbInternalSectionOffset,
+        len: u32,
+        name: String,
+        sites_from: pdb2::PdbInternalSectionOffset,
+        end_symbol: pdb2::SymbolIndex,
+    ) -> Option<Proc> {
+        let start = self.rva(offset)?;
+        if len == 0 {
             return None;
         }
-        let end = start + u64::from(p.len);
-        let raw = self.rows_at(p.offset);
+        let end = start + u64::from(len);
+        let raw = self.rows_at(offset);
         // Only the rows inside the procedure: those before and after it give nothing.
         let raw = &raw[raw.partition_point(|r| r.0 < start)..];
         let raw = &raw[..raw.partition_point(|r| r.0 < end)];
@@ -515,10 +564,9 @@ impl ModuleCx<'_, '_, '_> {
         Some(Proc {
             start,
             end,
-            name: (self.name_of)(&p.name.to_string(), p.type_index)
-                .unwrap_or_else(|| p.name.to_string().into_owned()),
-            offset: p.offset,
-            end_symbol: p.end,
+            name,
+            offset: sites_from,
+            end_symbol,
             lines,
             sites: Vec::new(),
             open_sites: Vec::new(),

@@ -656,6 +656,69 @@ fn a_pdb_in_16_kib_pages_dumps_as_the_4_kib_link_does() {
     assert_eq!(but_ids("msvc-x86_64-pages16k"), four);
 }
 
+/// PGO's separated code: `fixtures/windows/sepcode/app.pdb` is msvc-x86_64's PDB with
+/// the last 0x65 bytes of `many_registers` moved into an S_SEPCODE block of their own
+/// (`sepcode/make.py`, which records llvm-pdbutil's and llvm-symbolizer's answers).
+/// Every byte of the block resolves in a FUNC of its own, named as its parent, to the
+/// line llvm-symbolizer reads there; the parent keeps its first 0x5b bytes; and
+/// nothing else of the dump changes.
+#[test]
+fn separated_code_is_a_func_named_as_its_parent_with_the_oracles_lines() {
+    let tmp = tempfile_dir::Dir::new();
+    let exe = tmp.path().join("app.exe");
+    std::fs::copy(windows().join("msvc-x86_64/app.exe"), &exe).unwrap();
+    std::fs::copy(
+        windows().join("sepcode/app.pdb"),
+        tmp.path().join("app.pdb"),
+    )
+    .unwrap();
+    let text = dump(&["--inlines", exe.to_str().unwrap()]);
+    let sym = parse(&text);
+    let oracle = std::fs::read_to_string(windows().join("sepcode/symbolizer.tsv")).unwrap();
+    let mut checked = 0;
+    for row in oracle.lines() {
+        let cols: Vec<&str> = row.split('\t').collect();
+        let rva = u64::from_str_radix(cols[0], 16).unwrap();
+        let got = sym
+            .lookup(rva)
+            .unwrap_or_else(|| panic!("{rva:#x}: no FUNC"));
+        assert_eq!(got.function, cols[1], "{rva:#x}");
+        let (file, line) = got.location.unwrap_or_else(|| panic!("{rva:#x}: no line"));
+        assert_eq!(
+            (file.as_str(), line.to_string().as_str()),
+            (cols[2], cols[3]),
+            "{rva:#x}"
+        );
+        checked += 1;
+    }
+    assert_eq!(checked, 0x65);
+    // llvm-pdbutil reads the record under the procedure, which it shortened.
+    let pdbutil = std::fs::read_to_string(windows().join("sepcode/pdbutil-sepcode.txt")).unwrap();
+    assert!(pdbutil.contains("`many_registers`") && pdbutil.contains("code size = 91"));
+    assert!(pdbutil.contains("S_SEPCODE"), "{pdbutil}");
+    let funcs: Vec<(u64, u64)> = sym
+        .funcs
+        .iter()
+        .filter(|f| f.name == "many_registers(int, int, int, int)")
+        .map(|f| (f.address, f.size))
+        .collect();
+    assert_eq!(funcs, vec![(0x1170, 0x5b), (0x11cb, 0x65)]);
+    // The rest of the dump is the plain PDB's.
+    let plain = dump(&[
+        "--inlines",
+        windows().join("msvc-x86_64/app.exe").to_str().unwrap(),
+    ]);
+    let others = |t: &str| {
+        let sym = parse(t);
+        sym.funcs
+            .into_iter()
+            .filter(|f| !f.name.starts_with("many_registers"))
+            .map(|f| (f.address, f.size, f.name, f.lines))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(others(&text), others(&plain));
+}
+
 #[test]
 fn folded_code_is_marked_multiple() {
     let path = windows().join("msvc-x86_64-icf/app.exe");
