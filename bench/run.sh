@@ -21,6 +21,10 @@
 #   windows   a synthetic x86_64 PE with its PDB (bench/make-windows-input.sh); both
 #             tools are given the image and find the PDB beside it. The DWARF MB
 #             column has the PDB's size.
+#   windows-huge  the windows input's PDB written past 4 GiB (4.7 GB: its modules 530
+#             times over, in 8 KiB pages; bench/make-windows-huge.py), beside big.exe;
+#             both tools are given the PDB and find the image beside it.
+#             Not made by `fetch`: `bench/run.sh huge` makes it (about 2 minutes).
 #   duckdb    DuckDB built as an x86_64 DLL with a CodeView PDB by clang and lld
 #             (bench/make-windows-real.sh, about an hour); given as `windows`.
 #             `bench/run.sh pdb-check` scores its symbols against llvm-symbolizer.
@@ -82,6 +86,14 @@ if [ "${1:-}" = fetch ]; then
     fetch
     exit 0
 fi
+# The PDB past 4 GiB (bench/make-windows-huge.py), from the windows input.
+if [ "${1:-}" = huge ]; then
+    [ -e "$work/windows/big.pdb" ] || bash "$root/bench/make-windows-input.sh" "$work/windows"
+    mkdir -p "$work/windows-huge"
+    cp "$work/windows/big.exe" "$work/windows-huge/big.exe"
+    python3 "$root/bench/make-windows-huge.py" "$work/windows/big.pdb" "$work/windows-huge/big.pdb"
+    exit 0
+fi
 # The real PDB's symbols against llvm-symbolizer's (bench/make-windows-real.sh).
 if [ "${1:-}" = pdb-check ]; then
     cd "$root"
@@ -122,10 +134,16 @@ add libjvm "$jvm" "$work/tree/usr/lib/debug/.build-id/${jvm_id:0:2}/${jvm_id:2}.
 vmlinux=$(ls "$work"/kernel/usr/lib/debug/boot/vmlinux-6.1.0-* 2>/dev/null | head -1 || true)
 add vmlinux "${vmlinux:-/missing}" "${vmlinux:-/missing}"
 add windows "$work/windows/big.exe" "$work/windows/big.exe"
+# Given as the PDB: big.exe's CodeView record names windows/big.pdb, which would be read.
+add windows-huge "$work/windows-huge/big.pdb" "$work/windows-huge/big.pdb"
 add duckdb "$work/windows-real/duckdb.dll" "$work/windows-real/duckdb.dll"
 
 # The DWARF a dump reads, in MB as inflated (compressed sections by their header's size).
 dwarf_mb() {
+    if [ "${1##*.}" = pdb ]; then
+        echo $(( $(stat -c %s "$1") / 1000000 ))
+        return
+    fi
     if [ "$(head -c2 "$1")" = MZ ]; then
         echo $(( $(stat -c %s "${1%.*}.pdb") / 1000000 ))
         return

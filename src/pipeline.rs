@@ -488,6 +488,7 @@ fn pdb_sources(
             x86,
             frames: x86 && opts.cfi,
         },
+        &|part| input.release(part),
         warnings,
     )?;
     let mut info = out.info;

@@ -149,14 +149,16 @@ fn identify_unguarded(path: &Path, bytes: &[u8]) -> Result<PdbId, Error> {
     })
 }
 
-/// Extracts functions, publics and (for x86) frame data from the PDB in `bytes`.
+/// Extracts functions, publics and (for x86) frame data from the PDB in `bytes`;
+/// `release` is told of each module stream's pages once the module is read.
 pub fn extract(
     path: &Path,
     bytes: &[u8],
     opts: PdbOptions,
+    release: &functions::Release,
     warnings: &mut Warnings,
 ) -> Result<PdbOutput, Error> {
-    contain::contained(|| extract_unguarded(path, bytes, opts, warnings))
+    contain::contained(|| extract_unguarded(path, bytes, opts, release, warnings))
         .unwrap_or_else(|why| Err(Error::new(path, ErrorKind::Corrupt(why))))
 }
 
@@ -164,6 +166,7 @@ fn extract_unguarded(
     path: &Path,
     bytes: &[u8],
     opts: PdbOptions,
+    release: &functions::Release,
     warnings: &mut Warnings,
 ) -> Result<PdbOutput, Error> {
     let mut pdb = open(path, bytes)?;
@@ -178,7 +181,7 @@ fn extract_unguarded(
     let address_map = sections::address_map(&mut pdb, stored)
         .map_err(|e| corrupt(path, "DBI stream (its section headers)", e))?;
     let x86 = opts.x86;
-    let info = functions::extract(path, bytes, opts.inlines, stored, warnings)?;
+    let info = functions::extract(path, bytes, opts.inlines, stored, release, warnings)?;
     let mut w = Warnings::default();
     let publics = contain::contained(|| publics(&mut pdb, &address_map, x86, &mut w))
         .unwrap_or_else(|why| {
