@@ -55,10 +55,10 @@ pub(super) fn extract(
     bytes: &[u8],
     inlines: bool,
     stored: bool,
-    release: &Release,
+    release: &super::Release,
     warnings: &mut Warnings,
 ) -> Result<DebugInfo, Error> {
-    let done_with = module_releaser(bytes, release);
+    let done_with = super::msf::module_releaser(bytes, release);
     let weights = crate::contain::contained(|| -> Result<Vec<u64>, Error> {
         let mut pdb = open(path, bytes)?;
         let dbi = pdb
@@ -155,24 +155,6 @@ pub(super) fn extract(
         &mut allowance,
         warnings,
     ))
-}
-
-/// What to call once module `i` is read: its stream's pages leave memory (the `pdb`
-/// crate copied what it read; a PDB of 4.7 GB kept 4.5 GB of its map resident without
-/// this). Does nothing when the MSF directory cannot be followed.
-fn module_releaser<'a>(bytes: &'a [u8], release: &'a Release) -> impl Fn(usize) + Sync + 'a {
-    let pages = super::msf::Pages::read(bytes);
-    let module_streams = pages.as_ref().and_then(|p| p.module_streams(bytes));
-    move |module: usize| {
-        let (Some(pages), Some(streams)) = (&pages, &module_streams) else {
-            return;
-        };
-        for range in streams.get(module).map_or(Vec::new(), |&s| pages.ranges(s)) {
-            if let Some(part) = bytes.get(range) {
-                release(part);
-            }
-        }
-    }
 }
 
 /// Splits modules `0..weights.len()` into at most about `tasks` runs of similar weight
@@ -471,9 +453,6 @@ struct ModuleCx<'c, 'm, 'p> {
     /// A procedure's name with its parameter list (signatures.rs).
     name_of: &'c Named<'c>,
 }
-
-/// Tells the loader that a part of the mapped file will not be read again soon.
-pub(crate) type Release<'r> = dyn Fn(&[u8]) + Sync + 'r;
 
 /// A procedure's name and type to its full name, when its type can be read.
 type Named<'n> = dyn Fn(&str, pdb2::TypeIndex) -> Option<String> + 'n;

@@ -46,6 +46,9 @@ pub(crate) fn check_container(bytes: &[u8]) -> Result<(), String> {
 
 pub(crate) type Pdb<'a> = pdb2::PDB<'a, Cursor<&'a [u8]>>;
 
+/// Tells the loader that a part of the mapped file will not be read again soon.
+pub(crate) type Release<'r> = dyn Fn(&[u8]) + Sync + 'r;
+
 /// A PDB's identity: what a PE's CodeView record must name for the two to match.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PdbId {
@@ -155,7 +158,7 @@ pub fn extract(
     path: &Path,
     bytes: &[u8],
     opts: PdbOptions,
-    release: &functions::Release,
+    release: &Release,
     warnings: &mut Warnings,
 ) -> Result<PdbOutput, Error> {
     contain::contained(|| extract_unguarded(path, bytes, opts, release, warnings))
@@ -166,7 +169,7 @@ fn extract_unguarded(
     path: &Path,
     bytes: &[u8],
     opts: PdbOptions,
-    release: &functions::Release,
+    release: &Release,
     warnings: &mut Warnings,
 ) -> Result<PdbOutput, Error> {
     let mut pdb = open(path, bytes)?;
