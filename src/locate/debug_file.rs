@@ -124,7 +124,12 @@ fn by_build_id(
 }
 
 /// Where GDB looks for a debug link's `name`: beside the binary, in its `.debug/`, and
-/// under each root by the binary's directory and by the name alone.
+/// under each root by the binary's directory and by the name alone. Between those two,
+/// under each root by the binary's directory less its leading components, longest
+/// first: a binary unpacked from a package (`<unpacked>/usr/lib/libfoo.so.1`) is looked
+/// for where its debug package puts it (`<debug root>/usr/lib/libfoo.so.1.debug`, as
+/// Alpine's, Arch's and Fedora's debug packages do), which its absolute directory does
+/// not say. A file found so must still have the link's CRC.
 fn debuglink_candidates(name: &str, binary: &Path, roots: &[PathBuf]) -> Vec<PathBuf> {
     let dir = binary
         .parent()
@@ -133,8 +138,12 @@ fn debuglink_candidates(name: &str, binary: &Path, roots: &[PathBuf]) -> Vec<Pat
     let absolute_dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
     let relative_dir = absolute_dir.strip_prefix("/").unwrap_or(&absolute_dir);
     let mut candidates = vec![dir.join(name), dir.join(".debug").join(name)];
+    let parts: Vec<_> = relative_dir.components().collect();
     for root in roots {
-        candidates.push(root.join(relative_dir).join(name));
+        for skip in 0..parts.len() {
+            let suffix: PathBuf = parts[skip..].iter().collect();
+            candidates.push(root.join(suffix).join(name));
+        }
         candidates.push(root.join(name));
     }
     candidates

@@ -418,3 +418,91 @@ fn a_debian_package_and_its_dbg_package() {
             .any(|l| l.starts_with("FILE ") && l.ends_with("malloc.c"))
     );
 }
+
+/// A tar segment of `members` (path, bytes) as Alpine's `abuild` writes the signature
+/// and control parts of an `.apk`: `cut`, without the end-of-archive blocks, so that the
+/// gzip streams laid end to end read as one tar.
+fn apk_segment(members: &[(&str, &[u8])], cut: bool) -> Vec<u8> {
+    let mut out = tar::Builder::new(Vec::new());
+    for (path, bytes) in members {
+        let mut header = tar::Header::new_ustar();
+        header.set_size(bytes.len() as u64);
+        header.set_mode(0o755);
+        header.set_cksum();
+        out.append_data(&mut header, path, *bytes).unwrap();
+    }
+    let mut raw = out.into_inner().unwrap();
+    while cut && raw.len() >= 512 && raw[raw.len() - 512..].iter().all(|&b| b == 0) {
+        raw.truncate(raw.len() - 512);
+    }
+    gzip(&raw)
+}
+
+/// An Alpine package as `abuild` lays one out: three gzip streams, the signature, the
+/// control part (`.PKGINFO`) and the files, read as one tar.
+fn apk(name: &str, files: &[(&str, &[u8])]) -> Vec<u8> {
+    let pkginfo = format!("pkgname = {name}\npkgver = 1.0-r0\narch = x86_64\n");
+    let mut out = apk_segment(
+        &[(
+            ".SIGN.RSA.alpine-devel@lists.alpinelinux.org-6165ee59.rsa.pub",
+            &[0x5a; 256],
+        )],
+        true,
+    );
+    out.extend(apk_segment(&[(".PKGINFO", pkginfo.as_bytes())], true));
+    out.extend(apk_segment(files, false));
+    out
+}
+
+/// An Alpine package and its `-dbg` package: the debug file where `abuild` puts it
+/// (`usr/lib/debug/<path>.debug`), found by the binary's debug link under the `-dbg`
+/// package (Alpine ships no `.build-id` links). The store is the store of the two
+/// unpacked trees with `--debug-dir`, and has the debug file's functions and lines.
+#[test]
+fn an_alpine_package_and_its_dbg_package() {
+    let f = fixtures().join("extra/debuglink");
+    let (bin, debug) = (
+        std::fs::read(f.join("app")).unwrap(),
+        std::fs::read(f.join("app.debug")).unwrap(),
+    );
+    let work = scratch("archives-alpine");
+    let (pkg, dbg) = (work.join("app-1.0-r0.apk"), work.join("app-dbg-1.0-r0.apk"));
+    std::fs::write(&pkg, apk("app", &[("usr/bin/app", &bin)])).unwrap();
+    std::fs::write(
+        &dbg,
+        apk("app-dbg", &[("usr/lib/debug/usr/bin/app.debug", &debug)]),
+    )
+    .unwrap();
+    let store = work.join("from-packages");
+    let (ok, err) = run(&[
+        "--store",
+        store.to_str().unwrap(),
+        pkg.to_str().unwrap(),
+        dbg.to_str().unwrap(),
+    ]);
+    assert!(ok, "{err}");
+    // The trees as `tar xzf` unpacks the packages.
+    let tree = work.join("tree");
+    std::fs::create_dir_all(tree.join("usr/bin")).unwrap();
+    std::fs::create_dir_all(tree.join("usr/lib/debug/usr/bin")).unwrap();
+    std::fs::write(tree.join("usr/bin/app"), &bin).unwrap();
+    std::fs::write(tree.join("usr/lib/debug/usr/bin/app.debug"), &debug).unwrap();
+    let unpacked = work.join("from-tree");
+    let (ok, err) = run(&[
+        "--store",
+        unpacked.to_str().unwrap(),
+        "--debug-dir",
+        tree.join("usr/lib/debug").to_str().unwrap(),
+        tree.join("usr/bin").to_str().unwrap(),
+    ]);
+    assert!(ok, "{err}");
+    let (got, want) = (contents(&store), contents(&unpacked));
+    assert_eq!(got, want);
+    assert_eq!(got.len(), 1, "{:?}", got.keys());
+    let text = String::from_utf8_lossy(got.values().next().unwrap());
+    assert!(
+        text.lines().any(|l| l.starts_with("FILE "))
+            && text.lines().any(|l| l.starts_with("FUNC ")),
+        "the debug file was not paired: {text}"
+    );
+}
