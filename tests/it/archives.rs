@@ -506,3 +506,63 @@ fn an_alpine_package_and_its_dbg_package() {
         "the debug file was not paired: {text}"
     );
 }
+
+/// An Arch package and its `-debug` package, as `makepkg` lays them out: `.pkg.tar.zst`,
+/// the debug file at `usr/lib/debug/usr/bin/app.debug` and a `.build-id` entry that is a
+/// symbolic link to it. The binary's debug link finds the file in the other archive;
+/// the store is the store of the unpacked trees with `--debug-dir`.
+#[test]
+fn an_arch_package_and_its_debug_package() {
+    let f = fixtures().join("extra/debuglink");
+    let work = scratch("archives-arch");
+    let (pkg, dbg) = (work.join("pkg"), work.join("dbg"));
+    std::fs::create_dir_all(pkg.join("usr/bin")).unwrap();
+    std::fs::create_dir_all(dbg.join("usr/lib/debug/usr/bin")).unwrap();
+    std::fs::create_dir_all(dbg.join("usr/lib/debug/.build-id/7d")).unwrap();
+    std::fs::copy(f.join("app"), pkg.join("usr/bin/app")).unwrap();
+    std::fs::copy(
+        f.join("app.debug"),
+        dbg.join("usr/lib/debug/usr/bin/app.debug"),
+    )
+    .unwrap();
+    std::os::unix::fs::symlink(
+        "../../usr/bin/app.debug",
+        dbg.join("usr/lib/debug/.build-id/7d/6b17b5f780b9a1454269c447a919b4f9932026.debug"),
+    )
+    .unwrap();
+    std::fs::write(pkg.join(".PKGINFO"), "pkgname = app\n").unwrap();
+    std::fs::write(dbg.join(".PKGINFO"), "pkgname = app-debug\n").unwrap();
+    let (pkg_zst, dbg_zst) = (
+        work.join("app-1.0-1-x86_64.pkg.tar.zst"),
+        work.join("app-debug-1.0-1-x86_64.pkg.tar.zst"),
+    );
+    std::fs::write(&pkg_zst, zstd(&tar_of(&pkg))).unwrap();
+    std::fs::write(&dbg_zst, zstd(&tar_of(&dbg))).unwrap();
+    let store = work.join("from-packages");
+    let (ok, err) = run(&[
+        "--store",
+        store.to_str().unwrap(),
+        pkg_zst.to_str().unwrap(),
+        dbg_zst.to_str().unwrap(),
+    ]);
+    assert!(ok, "{err}");
+    let unpacked = work.join("from-trees");
+    let (ok, err) = run(&[
+        "--store",
+        unpacked.to_str().unwrap(),
+        "--debug-dir",
+        dbg.join("usr/lib/debug").to_str().unwrap(),
+        pkg.to_str().unwrap(),
+        dbg.to_str().unwrap(),
+    ]);
+    assert!(ok, "{err}");
+    let (got, want) = (contents(&store), contents(&unpacked));
+    assert_eq!(got, want);
+    assert_eq!(got.len(), 1, "{:?}", got.keys());
+    let text = String::from_utf8_lossy(got.values().next().unwrap());
+    assert!(
+        text.lines().any(|l| l.starts_with("FILE "))
+            && text.lines().any(|l| l.starts_with("FUNC ")),
+        "the debug file was not paired: {text}"
+    );
+}
