@@ -11,86 +11,13 @@ functions, each met COPIES times: what is measured is reading the streams (the f
 
     python3 bench/make-windows-huge.py DIR/big.pdb OUT.pdb [COPIES]   # default 530
 """
+import os
 import struct
 import sys
 
-
-def u16(b, at):
-    return struct.unpack_from("<H", b, at)[0]
-
-
-def u32(b, at):
-    return struct.unpack_from("<I", b, at)[0]
-
-
-def read_msf(path):
-    b = open(path, "rb").read()
-    bs, _, _, dir_bytes, _, block_map = struct.unpack_from("<6I", b, 32)
-    n_dir = -(-dir_bytes // bs)
-    dir_pages = struct.unpack_from(f"<{n_dir}I", b, block_map * bs)
-    d = b"".join(b[p * bs:(p + 1) * bs] for p in dir_pages)[:dir_bytes]
-    n = u32(d, 0)
-    sizes = [u32(d, 4 + 4 * i) for i in range(n)]
-    pos = 4 + 4 * n
-    streams = []
-    for size in sizes:
-        if size == 0xFFFFFFFF:
-            streams.append(None)
-            continue
-        np_ = -(-size // bs)
-        pages = struct.unpack_from(f"<{np_}I", d, pos)
-        pos += 4 * np_
-        streams.append(b"".join(b[p * bs:(p + 1) * bs] for p in pages)[:size])
-    return streams
-
-
-def write_msf(path, streams, bs):
-    """Streams written page by page, never held twice: page 0 the superblock, pages 1
-    and 2 of every interval the free page maps (zero), then the data, the directory,
-    and the page listing the directory's pages."""
-    next_page = [3]
-
-    def take():
-        while next_page[0] % bs in (1, 2):
-            next_page[0] += 1
-        p = next_page[0]
-        next_page[0] += 1
-        return p
-
-    sizes = b"".join(struct.pack("<I", 0xFFFFFFFF if s is None else len(s)) for s in streams)
-    lists = bytearray()
-    for s in streams:
-        for _ in range(0, len(s or b""), bs):
-            lists += struct.pack("<I", take())
-    directory = struct.pack("<I", len(streams)) + sizes + bytes(lists)
-    dir_pages = [take() for _ in range(0, len(directory), bs)]
-    block_map = take()
-    assert len(dir_pages) * 4 <= bs, "the directory's pages must fit one page"
-    total = block_map + 1
-    header = b"Microsoft C/C++ MSF 7.00\r\n\x1aDS\0\0\0" + struct.pack(
-        "<6I", bs, 1, total, len(directory), 0, block_map)
-    zero = bytes(bs)
-    with open(path, "wb") as f:
-        page = [0]
-
-        def put(data):
-            while page[0] % bs in (1, 2):
-                f.write(zero)
-                page[0] += 1
-            f.write(data.ljust(bs, b"\0"))
-            page[0] += 1
-
-        f.write(header.ljust(bs, b"\0"))
-        page[0] = 1
-        for s in streams:
-            s = s or b""
-            for i in range(0, len(s), bs):
-                put(s[i:i + bs])
-        for i in range(0, len(directory), bs):
-            put(directory[i:i + bs])
-        put(b"".join(struct.pack("<I", p) for p in dir_pages))
-        assert page[0] == total
-    return total * bs
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
+                                "fixtures", "windows"))
+from msf import read_msf, u16, u32, write_msf  # noqa: E402
 
 
 def mod_infos(buf):

@@ -139,12 +139,14 @@ impl SymbolPath {
                 return out;
             }
         }
+        let pdb = is_pdb_name(name);
         let in_dir = |dir: &PathBuf, out: &mut Fetched| -> Option<PathBuf> {
-            for candidate in [
-                dir.join(name).join(id).join(name),
-                compressed_pdb_path(&dir.join(name).join(id).join(name)),
-                dir.join(name),
-            ] {
+            let keyed = dir.join(name).join(id).join(name);
+            let msfz = pdb.then(|| compressed_pdb_path(&keyed));
+            for candidate in [Some(keyed), msfz, Some(dir.join(name))]
+                .into_iter()
+                .flatten()
+            {
                 out.asked.push(candidate.display().to_string());
                 if candidate.is_file() {
                     return Some(candidate);
@@ -179,9 +181,8 @@ impl SymbolPath {
                 out.path = Some(target);
                 return out;
             }
-            let msfz = compressed_pdb_path(&target);
-            if http::cached_is_good(&msfz, verify) {
-                out.path = Some(msfz);
+            if pdb && http::cached_is_good(&compressed_pdb_path(&target), verify) {
+                out.path = Some(compressed_pdb_path(&target));
                 return out;
             }
             let entry = Entry {
@@ -240,7 +241,7 @@ impl SymbolPath {
             }
         };
         // A PDB is asked for as Microsoft's clients ask: MSFZ welcome.
-        let is_pdb = at.name.to_ascii_lowercase().ends_with(".pdb");
+        let is_pdb = is_pdb_name(at.name);
         let as_it_is = http::download_accepting(
             &self.limits,
             http::SYMSRV_AGENT,
@@ -366,6 +367,11 @@ impl SymbolPath {
 /// any other ignores the header and answers the PDB (or, strictly, 406, and is then
 /// asked again without it).
 const MSFZ_MEDIA_TYPE: &str = "application/msfz0";
+
+/// Whether `name` is a PDB's (`.pdb`, any case): only a PDB has an MSFZ form.
+fn is_pdb_name(name: &str) -> bool {
+    name.to_ascii_lowercase().ends_with(".pdb")
+}
 
 /// Where a cache keeps the MSFZ copy of the PDB cached at `plain`:
 /// `<name>/<id>/msfz0/<name>`, the symbol store key Microsoft's clients and

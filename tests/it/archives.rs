@@ -419,6 +419,20 @@ fn a_debian_package_and_its_dbg_package() {
     );
 }
 
+/// The store from the packages is the store from their unpacked trees, and its one
+/// symbol file has the debug file's FILE and FUNC records (not only the binary's own).
+fn assert_one_paired_module(store: &Path, unpacked: &Path) {
+    let (got, want) = (contents(store), contents(unpacked));
+    assert_eq!(got, want);
+    assert_eq!(got.len(), 1, "{:?}", got.keys());
+    let text = String::from_utf8_lossy(got.values().next().unwrap());
+    assert!(
+        text.lines().any(|l| l.starts_with("FILE "))
+            && text.lines().any(|l| l.starts_with("FUNC ")),
+        "the debug file was not paired: {text}"
+    );
+}
+
 /// A tar segment of `members` (path, bytes) as Alpine's `abuild` writes the signature
 /// and control parts of an `.apk`: `cut`, without the end-of-archive blocks, so that the
 /// gzip streams laid end to end read as one tar.
@@ -496,15 +510,7 @@ fn an_alpine_package_and_its_dbg_package() {
         tree.join("usr/bin").to_str().unwrap(),
     ]);
     assert!(ok, "{err}");
-    let (got, want) = (contents(&store), contents(&unpacked));
-    assert_eq!(got, want);
-    assert_eq!(got.len(), 1, "{:?}", got.keys());
-    let text = String::from_utf8_lossy(got.values().next().unwrap());
-    assert!(
-        text.lines().any(|l| l.starts_with("FILE "))
-            && text.lines().any(|l| l.starts_with("FUNC ")),
-        "the debug file was not paired: {text}"
-    );
+    assert_one_paired_module(&store, &unpacked);
 }
 
 /// An Arch package and its `-debug` package, as `makepkg` lays them out: `.pkg.tar.zst`,
@@ -556,13 +562,5 @@ fn an_arch_package_and_its_debug_package() {
         dbg.to_str().unwrap(),
     ]);
     assert!(ok, "{err}");
-    let (got, want) = (contents(&store), contents(&unpacked));
-    assert_eq!(got, want);
-    assert_eq!(got.len(), 1, "{:?}", got.keys());
-    let text = String::from_utf8_lossy(got.values().next().unwrap());
-    assert!(
-        text.lines().any(|l| l.starts_with("FILE "))
-            && text.lines().any(|l| l.starts_with("FUNC ")),
-        "the debug file was not paired: {text}"
-    );
+    assert_one_paired_module(&store, &unpacked);
 }
