@@ -517,5 +517,6 @@ fn pdb_identity(path: &Path, id: PdbId) -> Identity {
         code_id: None,
         code_file: None,
         name: crate::demangle::sanitize(&name).unwrap_or_else(|| "unnamed".into()),
+        soname: None,
     }
 }

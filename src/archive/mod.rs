@@ -1,6 +1,7 @@
 //! Archives and packages given to a store run, walked like directories: ZIP and the
 //! formats built on it (`.apk`, `.aab`, `.aar`, `.ipa`, `.jar`, App Store Connect's
-//! `dSYMs.zip`), tar with gzip, xz, zstd or bzip2, and Debian `.deb`/`.ddeb` packages.
+//! `dSYMs.zip`), tar with gzip, xz, zstd or bzip2 (Arch's `.pkg.tar.zst`, Alpine's
+//! `.apk`), Debian `.deb`/`.ddeb` packages, RPM packages and `newc` cpio archives.
 //!
 //! The members a dump can use (object files, PDBs, and archives one level down) are
 //! written under a directory of the run's own inside the store, which goes when the run
@@ -9,8 +10,10 @@
 //! may unpack to is bounded by its size ([`Budget`]), so a decompression bomb stops
 //! early with its archive named, and what was taken before stays.
 
+mod cpio;
 mod deb;
 pub(crate) mod leftovers;
+mod rpm;
 mod source;
 mod tar;
 mod zip;
@@ -30,6 +33,10 @@ pub(crate) enum Kind {
     Tar(Packing),
     /// A Debian package (`ar` holding `debian-binary` first).
     Deb,
+    /// An RPM package.
+    Rpm,
+    /// A `newc` cpio archive, not compressed.
+    Cpio,
 }
 
 /// How a tar stream is compressed.
@@ -40,6 +47,8 @@ pub(crate) enum Packing {
     Xz,
     Zstd,
     Bzip2,
+    /// Raw LZMA (`.lzma`), told by an RPM header only: it has no magic.
+    Lzma,
 }
 
 impl Packing {
@@ -66,6 +75,12 @@ pub(crate) fn kind(head: &[u8]) -> Option<Kind> {
     }
     if head.starts_with(b"!<arch>\n") && head.get(8..21) == Some(b"debian-binary") {
         return Some(Kind::Deb);
+    }
+    if rpm::starts_like_rpm(head) {
+        return Some(Kind::Rpm);
+    }
+    if head.starts_with(b"070701") || head.starts_with(b"070702") {
+        return Some(Kind::Cpio);
     }
     if head.get(257..262) == Some(b"ustar") {
         return Some(Kind::Tar(Packing::Plain));
@@ -283,6 +298,14 @@ impl Unpacking {
                     Kind::Zip => zip::read(source, &budget, &mut sink, self.threads),
                     Kind::Tar(packing) => tar::read(source, packing, &budget, &mut sink),
                     Kind::Deb => deb::read(source, &budget, &mut sink),
+                    Kind::Rpm => rpm::read(source, &budget, &mut sink),
+                    Kind::Cpio => cpio::read(
+                        Counted {
+                            inner: source,
+                            budget: &budget,
+                        },
+                        &mut sink,
+                    ),
                 };
                 (used, limit) = (budget.used(), budget.limit);
                 read
@@ -338,18 +361,20 @@ impl Unpacking {
 #[cfg(feature = "fuzzing")]
 pub(crate) fn read_members(source: Source, kind: Kind) -> (usize, Result<(), String>) {
     let members = AtomicUsize::new(0);
-    let mut sink = Sink {
-        dir: None,
-        depth: 1,
-        nested: Vec::new(),
-        warnings: Vec::new(),
-        members: &members,
-    };
+    let mut sink = Sink::counting(&members);
     let budget = Budget::for_archive(source.len());
     let read = match kind {
         Kind::Zip => zip::read(source, &budget, &mut sink, 1),
         Kind::Tar(packing) => tar::read(source, packing, &budget, &mut sink),
         Kind::Deb => deb::read(source, &budget, &mut sink),
+        Kind::Rpm => rpm::read(source, &budget, &mut sink),
+        Kind::Cpio => cpio::read(
+            Counted {
+                inner: source,
+                budget: &budget,
+            },
+            &mut sink,
+        ),
     };
     (members.into_inner(), read)
 }
@@ -392,7 +417,7 @@ fn is_nested_archive(kind: Kind, raw: &[u8]) -> bool {
         b".tbz",
     ];
     match kind {
-        Kind::Zip | Kind::Deb | Kind::Tar(Packing::Plain) => true,
+        Kind::Zip | Kind::Deb | Kind::Rpm | Kind::Cpio | Kind::Tar(Packing::Plain) => true,
         Kind::Tar(_) => TARS
             .iter()
             .any(|suffix| raw.to_ascii_lowercase().ends_with(suffix)),
@@ -403,6 +428,18 @@ fn is_nested_archive(kind: Kind, raw: &[u8]) -> bool {
 const HEAD: usize = 512;
 
 impl<'u> Sink<'u> {
+    /// A sink that writes nothing and counts what it would take.
+    #[cfg(any(test, feature = "fuzzing"))]
+    fn counting(members: &'u AtomicUsize) -> Sink<'u> {
+        Sink {
+            dir: None,
+            depth: 1,
+            nested: Vec::new(),
+            warnings: Vec::new(),
+            members,
+        }
+    }
+
     /// A sink for another thread reading the same archive.
     fn fork(&self) -> Sink<'u> {
         Sink {
@@ -479,6 +516,47 @@ impl<'u> Sink<'u> {
             self.nested.push((path, kind));
         }
         Ok(())
+    }
+}
+
+impl Sink<'_> {
+    /// Gives the member `also` the bytes of the member `taken`, as another name of the
+    /// same file (a hard link in a cpio archive): linked to it if it was written, else
+    /// nothing (no dump uses it).
+    pub(crate) fn link(&mut self, taken: &[u8], also: &[u8]) {
+        let (Ok(from), Ok(to)) = (member_path(taken), member_path(also)) else {
+            let shown = String::from_utf8_lossy(also);
+            self.warn(&shown, "not taken: its name or its link's is refused");
+            return;
+        };
+        let Some(dir) = self.dir else {
+            let _ = self
+                .members
+                .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| {
+                    (n < MAX_MEMBERS).then_some(n + 1)
+                });
+            return;
+        };
+        let from = dir.join(from);
+        if !std::fs::symlink_metadata(&from).is_ok_and(|m| m.is_file()) {
+            return;
+        }
+        if self.members.fetch_add(1, Ordering::Relaxed) >= MAX_MEMBERS {
+            return;
+        }
+        let to = dir.join(to);
+        let linked = to
+            .parent()
+            .map_or(Ok(()), std::fs::create_dir_all)
+            .and_then(|()| match std::fs::remove_file(&to) {
+                Err(e) if e.kind() != io::ErrorKind::NotFound => Err(e),
+                _ => Ok(()),
+            })
+            .and_then(|()| std::fs::hard_link(&from, &to));
+        if let Err(e) = linked {
+            let shown = String::from_utf8_lossy(also);
+            self.warn(&shown, format!("cannot be written to unpack it: {e}"));
+        }
     }
 }
 

@@ -20,21 +20,7 @@ pub(super) fn read(
     budget: &Budget,
     sink: &mut Sink,
 ) -> Result<(), String> {
-    let bytes = io::BufReader::with_capacity(1 << 20, source);
-    let stream: Box<dyn Read> = match packing {
-        Packing::Plain => Box::new(bytes),
-        Packing::Gzip => Box::new(flate2::bufread::MultiGzDecoder::new(bytes)),
-        Packing::Xz => Box::new(lzma_rust2::XzReader::new_mem_limit(
-            bytes,
-            true,
-            (MAX_WINDOW >> 10) as u32 * 2,
-        )),
-        Packing::Zstd => Box::new(Zstd {
-            stream: bytes,
-            frame: None,
-        }),
-        Packing::Bzip2 => Box::new(bzip2::bufread::MultiBzDecoder::new(bytes)),
-    };
+    let stream = decompressed(source, packing).map_err(|e| format!("not readable: {e}"))?;
     let read = entries(
         Counted {
             inner: stream,
@@ -48,6 +34,33 @@ pub(super) fn read(
         return Err("holds no tar archive: it decompresses to nothing".into());
     }
     read
+}
+
+/// The bytes of `source`, decompressed as `packing` says, by Rust decoders bounded in
+/// the memory a stream may ask for.
+pub(super) fn decompressed(source: Source, packing: Packing) -> io::Result<Box<dyn Read>> {
+    let bytes = io::BufReader::with_capacity(1 << 20, source);
+    let mem_limit_kb = (MAX_WINDOW >> 10) as u32 * 2;
+    Ok(match packing {
+        Packing::Plain => Box::new(bytes),
+        Packing::Gzip => Box::new(flate2::bufread::MultiGzDecoder::new(bytes)),
+        Packing::Xz => Box::new(lzma_rust2::XzReader::new_mem_limit(
+            bytes,
+            true,
+            mem_limit_kb,
+        )),
+        // Only RPM payloads of the 2000s (`lzma` in the header): no magic tells it.
+        Packing::Lzma => Box::new(lzma_rust2::LzmaReader::new_mem_limit(
+            bytes,
+            mem_limit_kb,
+            None,
+        )?),
+        Packing::Zstd => Box::new(Zstd {
+            stream: bytes,
+            frame: None,
+        }),
+        Packing::Bzip2 => Box::new(bzip2::bufread::MultiBzDecoder::new(bytes)),
+    })
 }
 
 fn entries(stream: impl Read, sink: &mut Sink) -> Result<(), String> {

@@ -57,6 +57,10 @@ pub struct Batch<'a> {
     pub shard: Option<Shard>,
     /// Where every event goes.
     pub report: &'a dyn Report,
+    /// `--soname-copies`: a shared library's symbol file is also written in a store
+    /// under its `DT_SONAME` when that differs from its file name, the same bytes, as
+    /// Mozilla's symbol scrapers file them (crash reports name a library either way).
+    pub soname_copies: bool,
     /// `--skip-existing` with a server to ask: modules it has are not dumped.
     #[cfg(feature = "net")]
     pub remote: Option<&'a Remote>,
@@ -92,8 +96,9 @@ enum Stored {
 
 impl Batch<'_> {
     /// Dumps `input` and writes its symbol file to `to`, on the library's worker
-    /// threads; the path written, unless it went to standard output.
-    pub fn one(&self, input: &Path, to: &Destination) -> Result<Option<PathBuf>, Failure> {
+    /// threads; the paths written (none when it went to standard output; two when a
+    /// SONAME copy was made).
+    pub fn one(&self, input: &Path, to: &Destination) -> Result<Vec<PathBuf>, Failure> {
         crate::workers::run(self.opts.jobs, || {
             self.dump_and_write(self.opts, input, to, None)
         })
@@ -102,7 +107,7 @@ impl Batch<'_> {
 
     /// Fetches the module `want` names by id (see [`crate::batch::byid`]) and writes its
     /// symbol file to `to`, as [`Batch::one`] does for a file on disk.
-    pub fn by_id(&self, want: &ById, to: &Destination) -> Result<Option<PathBuf>, Failure> {
+    pub fn by_id(&self, want: &ById, to: &Destination) -> Result<Vec<PathBuf>, Failure> {
         let local = want.fetch(self.opts).map_err(Failure::Unavailable)?;
         for problem in &local.problems {
             self.report.event(&Event::Server {
@@ -187,7 +192,7 @@ impl Batch<'_> {
         }
         let to = Destination::Store(store.to_path_buf());
         match self.by_id(row, &to) {
-            Ok(written) => Stored::Dumped(written.into_iter().collect()),
+            Ok(written) => Stored::Dumped(written),
             Err(Failure::BrokenPipe) => Stored::Dumped(Vec::new()),
             Err(Failure::Unavailable(u)) if u.not_found() => Stored::NotFound(u),
             Err(e) => self.failed(e),
@@ -207,6 +212,7 @@ impl Batch<'_> {
             opts: &opts,
             shard: self.shard,
             report: self.report,
+            soname_copies: self.soname_copies,
             #[cfg(feature = "net")]
             remote: self.remote,
         };
@@ -505,15 +511,14 @@ impl Batch<'_> {
         }
     }
 
-    /// Dumps `input` and writes its symbol file; the path written, unless it went to
-    /// standard output.
+    /// Dumps `input` and writes its symbol file; the paths written.
     fn dump_and_write(
         &self,
         opts: &Options,
         input: &Path,
         to: &Destination,
         claim: Option<&Claim>,
-    ) -> Result<Option<PathBuf>, Failure> {
+    ) -> Result<Vec<PathBuf>, Failure> {
         let result = crate::dumping::dump(input, opts)?;
         if opts.require_stack_records && !result.module.has_stack_records() {
             // Mozilla's `--check-cfi`: nothing is written.
@@ -567,7 +572,7 @@ impl Batch<'_> {
     }
 
     /// Writes `module` to `to`, adding what writing left out to `warnings`; in a store
-    /// run, only if `claim` wins its path.
+    /// run, only if `claim` wins its path. The paths written.
     fn write(
         &self,
         input: &Path,
@@ -575,30 +580,73 @@ impl Batch<'_> {
         to: &Destination,
         claim: Option<&Claim>,
         warnings: &mut Warnings,
-    ) -> Result<Option<PathBuf>, Failure> {
+    ) -> Result<Vec<PathBuf>, Failure> {
         let in_store = |dir: &Path| {
             crate::breakpad::store::store_path(dir, module).map_err(|source| Failure::StorePath {
                 input: input.to_path_buf(),
                 source,
             })
         };
-        let path = match to {
+        let mut written = Vec::new();
+        let (path, store) = match to {
             Destination::Stdout => {
                 warnings.extend(write_stdout(module)?);
-                return Ok(None);
+                return Ok(written);
             }
-            Destination::File(file) => file.clone(),
-            Destination::Store(dir) => in_store(dir)?,
+            Destination::File(file) => (file.clone(), None),
+            Destination::Store(dir) => (in_store(dir)?, Some(dir)),
             Destination::FileAndStore { file, store } => {
                 // The store's copy first, as Mozilla's dumper writes them; what writing
                 // left out is told once, with the file's.
                 let stored = in_store(store)?;
-                self.write_file(input, module, &stored, None)?;
-                file.clone()
+                if self.write_file(input, module, &stored, None)?.1 {
+                    written.extend(self.soname_copy(input, module, store, &stored)?);
+                }
+                (file.clone(), None)
             }
         };
-        let left_out = self.write_file(input, module, &path, claim)?;
+        let (left_out, committed) = self.write_file(input, module, &path, claim)?;
         warnings.extend(left_out);
+        written.push(path.clone());
+        if let Some(store) = store.filter(|_| committed) {
+            written.extend(self.soname_copy(input, module, store, &path)?);
+        }
+        Ok(written)
+    }
+
+    /// With `--soname-copies`, the symbol file `stored` of the shared library `module`
+    /// copied under its `DT_SONAME` in `store` when that is not its name: where it went.
+    fn soname_copy(
+        &self,
+        input: &Path,
+        module: &crate::model::module::Module,
+        store: &Path,
+        stored: &Path,
+    ) -> Result<Option<PathBuf>, Failure> {
+        let Some(soname) = module
+            .soname
+            .as_deref()
+            .filter(|s| self.soname_copies && *s != module.name)
+        else {
+            return Ok(None);
+        };
+        let path =
+            crate::breakpad::store::store_path_as(store, module, soname).map_err(|source| {
+                Failure::StorePath {
+                    input: input.to_path_buf(),
+                    source,
+                }
+            })?;
+        let fail = |source: io::Error| Failure::Write {
+            path: path.clone(),
+            source,
+        };
+        // The bytes written, not the module written again: the copy is the same file.
+        let mut from = std::fs::File::open(stored).map_err(fail)?;
+        let mut file = AtomicFile::create(&path).map_err(fail)?;
+        io::copy(&mut from, file.writer()).map_err(fail)?;
+        file.commit().map_err(fail)?;
+        self.report.event(&Event::Written { input, path: &path });
         Ok(Some(path))
     }
 
@@ -610,7 +658,7 @@ impl Batch<'_> {
         module: &crate::model::module::Module,
         path: &Path,
         claim: Option<&Claim>,
-    ) -> Result<Warnings, Failure> {
+    ) -> Result<(Warnings, bool), Failure> {
         let path = path.to_path_buf();
         let fail = |source: io::Error| Failure::Write {
             path: path.clone(),
@@ -642,7 +690,7 @@ impl Batch<'_> {
             true => Event::Written { input, path: &path },
             false => Event::SameModule { input, kept: &path },
         });
-        Ok(left_out)
+        Ok((left_out, committed))
     }
 
     /// Sends the symbol files at `paths`; false if any failed (each failure is told).

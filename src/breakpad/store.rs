@@ -23,7 +23,16 @@ pub fn sym_file_name(module_name: &str) -> String {
 /// safe single path component (`..`, separators, control characters): the file must
 /// land inside the store or nowhere.
 pub fn store_path(store: &Path, module: &Module) -> Result<PathBuf, UnsafeName> {
-    let name = crate::untrusted::path_component(&module.name, "module name")?;
+    store_path_as(store, module, &module.name)
+}
+
+/// Where `module` goes in `store` under the name `name` (its SONAME, for a copy).
+pub(crate) fn store_path_as(
+    store: &Path,
+    module: &Module,
+    name: &str,
+) -> Result<PathBuf, UnsafeName> {
+    let name = crate::untrusted::path_component(name, "module name")?;
     let id = crate::untrusted::path_component(&module.debug_id, "debug id")?;
     Ok(store.join(relative_path(name, id)))
 }

@@ -1,7 +1,7 @@
 //! ELF: the GNU build ID (or Breakpad's hash of `.text`) and the `PT_LOAD` layout.
 
 use object::elf;
-use object::read::elf::{ElfFile, FileHeader, ProgramHeader};
+use object::read::elf::{Dyn as _, ElfFile, FileHeader, ProgramHeader};
 use object::{Object as _, ObjectSection as _, SectionKind};
 
 use super::{Identity, Layout, arch_name, debug_id, hex_upper, merge_spans};
@@ -20,6 +20,33 @@ pub(super) fn identity(obj: &Object, name: String) -> Identity {
         code_id: build_id.map(hex_upper),
         code_file: None,
         name,
+        soname: soname(obj),
+    }
+}
+
+/// The `DT_SONAME` of a shared library, from its dynamic section.
+fn soname(obj: &Object) -> Option<String> {
+    fn of<E: FileHeader>(f: &ElfFile<'_, E>) -> Option<String> {
+        let (endian, data) = (f.endian(), f.data());
+        let sections = f.elf_section_table();
+        // The entries, and the index of the string table they name.
+        let (entries, link) = sections.dynamic(endian, data).ok()??;
+        let strings = sections.strings(endian, data, link).ok()?;
+        let name = entries
+            .iter()
+            .take_while(|d| d.tag(endian) != elf::DT_NULL)
+            .find(|d| d.tag(endian) == elf::DT_SONAME)?
+            .string(endian, strings)
+            .ok()?;
+        std::str::from_utf8(name)
+            .ok()
+            .filter(|n| !n.is_empty())
+            .map(str::to_string)
+    }
+    match &obj.file {
+        object::File::Elf32(f) => of(f),
+        object::File::Elf64(f) => of(f),
+        _ => None,
     }
 }
 

@@ -16,6 +16,7 @@ pub(super) fn identity(obj: &Object, name: String) -> Identity {
         code_id: hex,
         code_file: None,
         name,
+        soname: None,
     }
 }
 

@@ -29,6 +29,9 @@ pub struct Identity {
     pub code_file: Option<String>,
     /// The module name (the file's basename unless overridden).
     pub name: String,
+    /// A shared library's `DT_SONAME`, the name the dynamic loader (and so a crash
+    /// report) may know it by.
+    pub soname: Option<String>,
 }
 
 /// Address facts about the ELF image.

@@ -109,6 +109,7 @@ pub(super) fn identity(obj: &Object, name: String) -> Identity {
         code_id: Some(code_id),
         code_file,
         name: crate::demangle::sanitize(&module_name).unwrap_or_else(|| "unnamed".into()),
+        soname: None,
     }
 }
 

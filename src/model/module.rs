@@ -27,6 +27,9 @@ pub struct Module {
     pub code_file: Option<String>,
     /// The module name.
     pub name: String,
+    /// A shared library's `DT_SONAME` (not written: a store run may file the symbol
+    /// file under it too).
+    pub soname: Option<String>,
     /// Extra `INFO KEY value` records (build metadata), after `CODE_ID` and `GENERATOR`.
     pub extra_info: Vec<(String, String)>,
     /// Only the header (`-i`): no records follow `MODULE` and `INFO`.
@@ -130,6 +133,7 @@ impl Module {
             code_id: identity.code_id.map(CodeId::computed),
             code_file: identity.code_file,
             name: identity.name,
+            soname: identity.soname,
             header_only: true,
             ..Default::default()
         }

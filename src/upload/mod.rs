@@ -175,13 +175,15 @@ impl SymbolFile {
         let in_record = |e: crate::untrusted::UnsafeName| bad(format!("in its MODULE record, {e}"));
         crate::untrusted::path_component(&m.name, "the module name").map_err(in_record)?;
         crate::untrusted::path_component(&m.id, "the debug id").map_err(in_record)?;
+        // A copy filed under another name (a library's SONAME) is sent under that name.
+        let name = filed_name(path, &m.id).unwrap_or(m.name);
         Ok(SymbolFile {
             path: path.to_path_buf(),
             os: m.os,
             cpu: m.arch,
             debug_id: m.id.replace('-', ""),
-            code_file: header.code_file.unwrap_or_else(|| m.name.clone()),
-            name: m.name,
+            code_file: header.code_file.unwrap_or_else(|| name.clone()),
+            name,
         })
     }
 
@@ -198,6 +200,20 @@ impl SymbolFile {
                 source,
             })
     }
+}
+
+/// The module name a symbol file at `path` is filed under in a store, when the path
+/// is `<name>/<id>/<name>.sym` for its debug id `id`: a `--soname-copies` copy is the
+/// same bytes as the file under the module's own name, and goes up under the SONAME.
+fn filed_name(path: &Path, id: &str) -> Option<String> {
+    let id_dir = path.parent()?;
+    if id_dir.file_name()?.to_str()? != id {
+        return None;
+    }
+    let name = id_dir.parent()?.file_name()?.to_str()?;
+    let filed = path.file_name()?.to_str()? == crate::breakpad::store::sym_file_name(name);
+    let safe = crate::untrusted::path_component(name, "the module name").is_ok();
+    (filed && safe).then(|| name.to_string())
 }
 
 /// What happened to one symbol file (or, for Tecken, one zip of them).

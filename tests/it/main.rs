@@ -23,6 +23,7 @@ mod msfz;
 mod named_paths;
 mod names;
 mod oracle;
+mod packages;
 mod peers;
 mod regress;
 mod shard;

@@ -401,6 +401,7 @@ fn a_batch_tells_typed_events_to_a_library_caller() {
         opts: &opts,
         shard: None,
         report: &seen,
+        soname_copies: false,
         remote: None,
     };
     let summary = batch.store(std::slice::from_ref(&root), &store, false);

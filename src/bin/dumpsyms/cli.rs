@@ -162,6 +162,12 @@ pub struct Cli {
     /// work and together write what one run writes
     #[arg(long, value_name = "K/N", requires = "store", value_parser = Shard::parse)]
     shard: Option<Shard>,
+    /// With --store: also file each shared library's symbol file under its DT_SONAME
+    /// when that differs from its file name (libfoo.so.1/<id>/libfoo.so.1.sym beside
+    /// libfoo.so.1.2.3/<id>/libfoo.so.1.2.3.sym, the same bytes), as Mozilla's symbol
+    /// scrapers do; uploads send both
+    #[arg(long = "soname-copies", requires = "store")]
+    soname_copies: bool,
     /// No progress bar, summary or warnings; errors only
     #[arg(short = 'q', long = "quiet", conflicts_with = "verbose")]
     quiet: bool,
@@ -360,6 +366,7 @@ pub struct Run {
     pub mode: Mode,
     pub opts: Options,
     pub shard: Option<Shard>,
+    pub soname_copies: bool,
     pub uploader: Option<Uploader>,
     /// `--skip-existing`'s servers to ask.
     pub remote: Option<dumpsyms::upload::Remote>,
@@ -413,6 +420,7 @@ impl Cli {
             mode,
             opts,
             shard: self.shard,
+            soname_copies: self.soname_copies,
             uploader,
             remote,
             verbose: self.verbose,
@@ -435,6 +443,7 @@ impl Cli {
             mode,
             opts: Options::default(),
             shard: None,
+            soname_copies: false,
             uploader: None,
             remote: None,
             verbose: false,

@@ -86,6 +86,7 @@ fn main() -> ExitCode {
         opts: &run.opts,
         shard: run.shard,
         report: &stderr,
+        soname_copies: run.soname_copies,
         remote: run.remote.as_ref(),
     };
     let ok = match &run.mode {
@@ -162,11 +163,11 @@ fn missing(
 fn one_written(
     batch: &Batch,
     run: &Run,
-    written: Result<Option<std::path::PathBuf>, Failure>,
+    written: Result<Vec<std::path::PathBuf>, Failure>,
 ) -> bool {
     match written {
-        Ok(written) => match (&run.uploader, written) {
-            (Some(u), Some(path)) => batch.upload(u, std::slice::from_ref(&path)),
+        Ok(written) => match &run.uploader {
+            Some(u) if !written.is_empty() => batch.upload(u, &written),
             _ => true,
         },
         Err(Failure::BrokenPipe) => true,
