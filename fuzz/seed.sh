@@ -6,7 +6,7 @@ cd "$(dirname "$0")"
 fixtures=../fixtures
 # llvm-objcopy reads Mach-O too; GNU objcopy (binutils) is enough for the ELF seeds.
 objcopy=$(command -v llvm-objcopy || command -v objcopy || true)
-mkdir -p corpus/{dump,unwind_section,dwarf_expression,compact_unwind,link_sections,debug_info_stream,line_program,exidx,pe_unwind,pdb,msfz,demangle,demangle_swift,symbol_file,report,report_frames,report_maps,report_ips,cabinet,archive_zip,archive_tar,archive_deb}
+mkdir -p corpus/{dump,unwind_section,dwarf_expression,compact_unwind,link_sections,debug_info_stream,line_program,exidx,pe_unwind,pdb,msfz,demangle,demangle_swift,symbol_file,report,report_frames,report_maps,report_ips,cabinet,archive_zip,archive_tar,archive_deb,archive_rpm,archive_cpio,archive_squashfs,archive_apk}
 
 tmp=$(mktemp)
 out=$(mktemp)
@@ -192,6 +192,43 @@ def member(name, body):
     return head + body + (b"\n" if len(body) % 2 else b"")
 deb = b"!<arch>\n" + member("debian-binary", b"2.0\n") + member("data.tar.gz", data)
 open("corpus/archive_deb/app.deb", "wb").write(deb)
+PY
+
+# Packages as the distributions' tools make them: the RPM fixtures (rpmbuild), their
+# cpio payloads (rpm2cpio, if it is here), the snap images (mksquashfs), and an Alpine
+# package's three gzip streams (signature, control, data).
+for f in "$fixtures"/packages/rpm/*/*.rpm; do
+    cp "$f" "corpus/archive_rpm/$(basename "$(dirname "$f")")-$(basename "$f")"
+done
+if command -v rpm2cpio >/dev/null; then
+    for f in "$fixtures"/packages/rpm/xz/*.rpm; do
+        rpm2cpio "$f" >"corpus/archive_cpio/$(basename "$f" .rpm).cpio"
+    done
+fi
+cp "$fixtures"/packages/snap/*.snap corpus/archive_squashfs/
+python3 - "$fixtures/extra/debuglink" <<'PY'
+import io, sys, tarfile, os
+src = sys.argv[1]
+def segment(members, cut):
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w", format=tarfile.USTAR_FORMAT) as t:
+        for name, data in members:
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            t.addfile(info, io.BytesIO(data))
+    raw = buf.getvalue()
+    while cut and raw.endswith(b"\0" * 512):
+        raw = raw[:-512]
+    out = io.BytesIO()
+    import gzip
+    with gzip.GzipFile(fileobj=out, mode="wb", mtime=0) as g:
+        g.write(raw)
+    return out.getvalue()
+app = open(os.path.join(src, "app"), "rb").read()
+apk = segment([(".SIGN.RSA.key.rsa.pub", b"Z" * 256)], True)
+apk += segment([(".PKGINFO", b"pkgname = app\n")], True)
+apk += segment([("usr/bin/app", app)], False)
+open("corpus/archive_apk/app.apk", "wb").write(apk)
 PY
 
 for t in corpus/*; do echo "$(basename "$t"): $(ls "$t" | wc -l) seeds"; done

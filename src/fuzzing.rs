@@ -486,6 +486,33 @@ pub fn archive_deb(data: &[u8]) {
     archive(data, crate::archive::Kind::Deb);
 }
 
+/// Any bytes as an RPM package (lead, headers, a compressed cpio payload).
+#[cfg(feature = "archives")]
+pub fn archive_rpm(data: &[u8]) {
+    archive(data, crate::archive::Kind::Rpm);
+}
+
+/// Any bytes as a `newc` cpio archive.
+#[cfg(feature = "archives")]
+pub fn archive_cpio(data: &[u8]) {
+    archive(data, crate::archive::Kind::Cpio);
+}
+
+/// Any bytes as a squashfs image (a snap).
+#[cfg(feature = "archives")]
+pub fn archive_squashfs(data: &[u8]) {
+    archive(data, crate::archive::Kind::Squashfs);
+}
+
+/// Any bytes as an Alpine package: gzip streams laid end to end, read as one tar.
+#[cfg(feature = "archives")]
+pub fn archive_apk(data: &[u8]) {
+    archive(
+        data,
+        crate::archive::Kind::Tar(crate::archive::Packing::Gzip),
+    );
+}
+
 #[cfg(feature = "archives")]
 fn archive(data: &[u8], kind: crate::archive::Kind) {
     // Read from a file, as a store run reads archives.

@@ -228,11 +228,11 @@ mod tests {
         out.extend_from_slice(b"00000000");
         out.extend_from_slice(name.as_bytes());
         out.push(0);
-        while out.len() % 4 != 0 {
+        while !out.len().is_multiple_of(4) {
             out.push(0);
         }
         out.extend_from_slice(data);
-        while out.len() % 4 != 0 {
+        while !out.len().is_multiple_of(4) {
             out.push(0);
         }
     }
@@ -274,7 +274,9 @@ mod tests {
         let mut long = a.clone();
         long[94..102].copy_from_slice(b"7FFFFFFF");
         assert!(taken(&long).1.unwrap_err().contains("a name of"));
-        let (_, odc) = taken(b"070707000000");
+        let mut odc = b"070707".to_vec();
+        odc.resize(110, b'0');
+        let (_, odc) = taken(&odc);
         assert!(odc.unwrap_err().contains("odc"));
         let mut links = Vec::new();
         for i in 0..=MAX_WAITING_LINKS {

@@ -1,7 +1,8 @@
 //! Archives and packages given to a store run, walked like directories: ZIP and the
 //! formats built on it (`.apk`, `.aab`, `.aar`, `.ipa`, `.jar`, App Store Connect's
 //! `dSYMs.zip`), tar with gzip, xz, zstd or bzip2 (Arch's `.pkg.tar.zst`, Alpine's
-//! `.apk`), Debian `.deb`/`.ddeb` packages, RPM packages and `newc` cpio archives.
+//! `.apk`), Debian `.deb`/`.ddeb` packages, RPM packages, `newc` cpio archives, and
+//! squashfs images (snaps).
 //!
 //! The members a dump can use (object files, PDBs, and archives one level down) are
 //! written under a directory of the run's own inside the store, which goes when the run
@@ -13,8 +14,10 @@
 mod cpio;
 mod deb;
 pub(crate) mod leftovers;
+mod lzo;
 mod rpm;
 mod source;
+mod squashfs;
 mod tar;
 mod zip;
 
@@ -37,6 +40,8 @@ pub(crate) enum Kind {
     Rpm,
     /// A `newc` cpio archive, not compressed.
     Cpio,
+    /// A squashfs image (a snap).
+    Squashfs,
 }
 
 /// How a tar stream is compressed.
@@ -78,6 +83,9 @@ pub(crate) fn kind(head: &[u8]) -> Option<Kind> {
     }
     if rpm::starts_like_rpm(head) {
         return Some(Kind::Rpm);
+    }
+    if squashfs::starts_like_squashfs(head) {
+        return Some(Kind::Squashfs);
     }
     if head.starts_with(b"070701") || head.starts_with(b"070702") {
         return Some(Kind::Cpio);
@@ -299,6 +307,7 @@ impl Unpacking {
                     Kind::Tar(packing) => tar::read(source, packing, &budget, &mut sink),
                     Kind::Deb => deb::read(source, &budget, &mut sink),
                     Kind::Rpm => rpm::read(source, &budget, &mut sink),
+                    Kind::Squashfs => squashfs::read(source, &budget, &mut sink),
                     Kind::Cpio => cpio::read(
                         Counted {
                             inner: source,
@@ -368,6 +377,7 @@ pub(crate) fn read_members(source: Source, kind: Kind) -> (usize, Result<(), Str
         Kind::Tar(packing) => tar::read(source, packing, &budget, &mut sink),
         Kind::Deb => deb::read(source, &budget, &mut sink),
         Kind::Rpm => rpm::read(source, &budget, &mut sink),
+        Kind::Squashfs => squashfs::read(source, &budget, &mut sink),
         Kind::Cpio => cpio::read(
             Counted {
                 inner: source,
@@ -417,7 +427,12 @@ fn is_nested_archive(kind: Kind, raw: &[u8]) -> bool {
         b".tbz",
     ];
     match kind {
-        Kind::Zip | Kind::Deb | Kind::Rpm | Kind::Cpio | Kind::Tar(Packing::Plain) => true,
+        Kind::Zip
+        | Kind::Deb
+        | Kind::Rpm
+        | Kind::Cpio
+        | Kind::Squashfs
+        | Kind::Tar(Packing::Plain) => true,
         Kind::Tar(_) => TARS
             .iter()
             .any(|suffix| raw.to_ascii_lowercase().ends_with(suffix)),

@@ -11,6 +11,9 @@ use super::{Budget, Counted, Packing, Sink, Source};
 /// allocate it.
 const MAX_WINDOW: u64 = 128 << 20;
 
+/// The memory an LZMA or xz decoder may take, in KiB: what [`MAX_WINDOW`] needs.
+pub(super) const MEM_LIMIT_KB: u32 = (MAX_WINDOW >> 10) as u32 * 2;
+
 /// Takes the members of the tar archive `bytes`, compressed as `packing` says. Read as
 /// a stream: a damaged or truncated archive ends the reading there, with the members
 /// before it taken.
@@ -40,25 +43,21 @@ pub(super) fn read(
 /// the memory a stream may ask for.
 pub(super) fn decompressed(source: Source, packing: Packing) -> io::Result<Box<dyn Read>> {
     let bytes = io::BufReader::with_capacity(1 << 20, source);
-    let mem_limit_kb = (MAX_WINDOW >> 10) as u32 * 2;
     Ok(match packing {
         Packing::Plain => Box::new(bytes),
         Packing::Gzip => Box::new(flate2::bufread::MultiGzDecoder::new(bytes)),
         Packing::Xz => Box::new(lzma_rust2::XzReader::new_mem_limit(
             bytes,
             true,
-            mem_limit_kb,
+            MEM_LIMIT_KB,
         )),
         // Only RPM payloads of the 2000s (`lzma` in the header): no magic tells it.
         Packing::Lzma => Box::new(lzma_rust2::LzmaReader::new_mem_limit(
             bytes,
-            mem_limit_kb,
+            MEM_LIMIT_KB,
             None,
         )?),
-        Packing::Zstd => Box::new(Zstd {
-            stream: bytes,
-            frame: None,
-        }),
+        Packing::Zstd => Box::new(zstd(bytes)),
         Packing::Bzip2 => Box::new(bzip2::bufread::MultiBzDecoder::new(bytes)),
     })
 }
@@ -120,6 +119,14 @@ impl<R: Read> Read for Whole<R> {
         }
         self.left = self.left.saturating_sub(n as u64);
         Ok(n)
+    }
+}
+
+/// The zstd stream `stream` decompressed, frame after frame, each within [`MAX_WINDOW`].
+pub(super) fn zstd<R: io::BufRead>(stream: R) -> impl Read {
+    Zstd {
+        stream,
+        frame: None,
     }
 }
 

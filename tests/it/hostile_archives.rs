@@ -18,17 +18,17 @@ fn time_limit() -> Duration {
     Duration::from_secs(if cfg!(debug_assertions) { 60 } else { 10 })
 }
 
-struct Run {
-    ok: bool,
-    wall: Duration,
-    peak_rss: u64,
-    stderr: String,
-    store: PathBuf,
+pub(crate) struct Run {
+    pub ok: bool,
+    pub wall: Duration,
+    pub peak_rss: u64,
+    pub stderr: String,
+    pub store: PathBuf,
 }
 
 /// `dumpsyms -v --store <work>/store <archive>` under GNU time, from an empty working
 /// directory that must stay empty.
-fn store_run(work: &Path, archive: &Path) -> Run {
+pub(crate) fn store_run(work: &Path, archive: &Path) -> Run {
     let cwd = work.join("cwd");
     std::fs::create_dir_all(&cwd).unwrap();
     let store = work.join("store");
@@ -98,7 +98,7 @@ fn store_run(work: &Path, archive: &Path) -> Run {
     }
 }
 
-fn walk_files(dir: &Path) -> Vec<PathBuf> {
+pub(crate) fn walk_files(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
     if let Ok(entries) = std::fs::read_dir(dir) {
         for e in entries.filter_map(|e| e.ok()) {
@@ -113,14 +113,14 @@ fn walk_files(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
-fn app() -> Vec<u8> {
+pub(crate) fn app() -> Vec<u8> {
     std::fs::read(fixtures().join("extra/debuglink/app")).unwrap()
 }
 
 /// A raw deflate stream of `head`, then `zeros` zero bytes, then `tail`, made in little
 /// time: one flushed block of a MiB of zeros (matches only, the window being all zeros)
 /// repeated.
-fn deflated_zeros(head: &[u8], zeros: usize, tail: &[u8]) -> Vec<u8> {
+pub(crate) fn deflated_zeros(head: &[u8], zeros: usize, tail: &[u8]) -> Vec<u8> {
     use flate2::{Compress, Compression, FlushCompress};
     const MIB: usize = 1 << 20;
     assert!(zeros >= (64 << 10) + MIB);
@@ -316,7 +316,7 @@ fn tar_raw(members: &[(Vec<u8>, Vec<u8>)]) -> Vec<u8> {
     out
 }
 
-fn gzip(data: &[u8]) -> Vec<u8> {
+pub(crate) fn gzip(data: &[u8]) -> Vec<u8> {
     let mut out = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
     out.write_all(data).unwrap();
     out.finish().unwrap()

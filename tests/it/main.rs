@@ -17,6 +17,7 @@ mod golden;
 mod hostile;
 mod hostile_archives;
 mod hostile_net;
+mod hostile_packages;
 mod interrupted;
 mod macho;
 mod msfz;

@@ -173,3 +173,48 @@ fn soname_copies_file_each_library_under_both_names() {
     assert_eq!(contents(&plain).len(), 1);
     std::fs::remove_dir_all(&work).ok();
 }
+
+/// Snap-shaped squashfs images (`fixtures/packages/snap/make.sh`: `mksquashfs` with
+/// each of its compressors, `snap pack`'s options, and one with fragments and 4 KiB
+/// blocks): the store from the image is the store from the tree `unsquashfs` writes,
+/// with its `usr/lib/debug` as `--debug-dir`; three modules (a hard link is a name of
+/// its own), each paired with its debug file.
+#[test]
+fn a_snap_as_its_unsquashfs_tree() {
+    let snaps = packages().join("snap");
+    let mut images: Vec<PathBuf> = std::fs::read_dir(&snaps)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "snap"))
+        .collect();
+    images.sort();
+    assert_eq!(images.len(), 6, "{images:?}");
+    for image in images {
+        let label = image.file_stem().unwrap().to_str().unwrap();
+        let work = scratch(&format!("packages-{label}"));
+        let store = work.join("from-image");
+        run(&["--store", store.to_str().unwrap(), image.to_str().unwrap()]);
+        let tree = work.join("squashfs-root");
+        let status = Command::new("unsquashfs")
+            .args(["-q", "-no-xattrs", "-d"])
+            .arg(&tree)
+            .arg(&image)
+            .stdout(std::process::Stdio::null())
+            .status()
+            .expect("unsquashfs (apt-get install squashfs-tools)");
+        assert!(status.success(), "unsquashfs {label}");
+        let unpacked = work.join("from-tree");
+        run(&[
+            "--store",
+            unpacked.to_str().unwrap(),
+            "--debug-dir",
+            tree.join("usr/lib/debug").to_str().unwrap(),
+            tree.to_str().unwrap(),
+        ]);
+        let (got, want) = (contents(&store), contents(&unpacked));
+        assert_eq!(got.len(), 3, "{label}: {:?}", got.keys());
+        assert!(got == want, "{label}: the stores differ");
+        assert_paired(&got);
+        std::fs::remove_dir_all(&work).ok();
+    }
+}

@@ -911,3 +911,60 @@ fn an_upload_over_the_servers_limit_names_the_limit() {
     assert!(server.requests().is_empty());
     std::fs::remove_dir_all(&work).ok();
 }
+
+/// A store run with `--soname-copies` over an RPM pair sends each symbol file it wrote:
+/// the library's twice, once under its file name and once under its SONAME (the form's
+/// `debug_file` and `code_file`, and the file name), with the same bytes.
+#[test]
+fn soname_copies_are_uploaded_under_their_own_names() {
+    let server = Recorder::start(|_, _, _| (200, vec![], "OK".into()));
+    let work = scratch("upload-soname");
+    let store = work.join("store");
+    let url = format!("{}/symbols/upload", server.url);
+    let rpms = fixtures().join("packages/rpm/zstd");
+    let mut args = vec![
+        "--soname-copies".to_string(),
+        "--store".into(),
+        store.to_str().unwrap().into(),
+        "--upload".into(),
+        url,
+    ];
+    for name in [
+        "demo-1.2-3.fc40.x86_64.rpm",
+        "demo-debuginfo-1.2-3.fc40.x86_64.rpm",
+    ] {
+        args.push(rpms.join(name).to_str().unwrap().into());
+    }
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let out = run(&args, None);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("3 sent, 0 already there, 0 failed"), "{err}");
+    let mut sent = BTreeMap::new();
+    for req in server.requests() {
+        let parts = multipart(&req);
+        let field = |name: &str| -> String {
+            let (_, body) = parts
+                .iter()
+                .find(|(head, _)| head.ends_with(&format!("name=\"{name}\"")))
+                .unwrap();
+            String::from_utf8_lossy(body).into_owned()
+        };
+        assert_eq!(field("code_file"), field("debug_file"));
+        let file = parts.last().unwrap();
+        assert!(
+            file.0
+                .contains(&format!("filename=\"{}.sym\"", field("debug_file"))),
+            "{}",
+            file.0
+        );
+        sent.insert(field("debug_file"), file.1.clone());
+    }
+    assert_eq!(
+        sent.keys().collect::<Vec<_>>(),
+        ["demo", "libdemo.so.1", "libdemo.so.1.2.3"]
+    );
+    assert_eq!(sent["libdemo.so.1"], sent["libdemo.so.1.2.3"]);
+    assert!(String::from_utf8_lossy(&sent["libdemo.so.1"]).starts_with("MODULE Linux x86_64 "));
+    std::fs::remove_dir_all(&work).ok();
+}
