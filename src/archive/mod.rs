@@ -302,20 +302,7 @@ impl Unpacking {
         let read = match crate::load::open_nonblocking(path).and_then(Source::new) {
             Ok(source) => {
                 let budget = Budget::for_archive(source.len()).at_most(cap);
-                let read = match kind {
-                    Kind::Zip => zip::read(source, &budget, &mut sink, self.threads),
-                    Kind::Tar(packing) => tar::read(source, packing, &budget, &mut sink),
-                    Kind::Deb => deb::read(source, &budget, &mut sink),
-                    Kind::Rpm => rpm::read(source, &budget, &mut sink),
-                    Kind::Squashfs => squashfs::read(source, &budget, &mut sink),
-                    Kind::Cpio => cpio::read(
-                        Counted {
-                            inner: source,
-                            budget: &budget,
-                        },
-                        &mut sink,
-                    ),
-                };
+                let read = read(source, kind, &budget, &mut sink, self.threads);
                 (used, limit) = (budget.used(), budget.limit);
                 read
             }
@@ -372,21 +359,33 @@ pub(crate) fn read_members(source: Source, kind: Kind) -> (usize, Result<(), Str
     let members = AtomicUsize::new(0);
     let mut sink = Sink::counting(&members);
     let budget = Budget::for_archive(source.len());
-    let read = match kind {
-        Kind::Zip => zip::read(source, &budget, &mut sink, 1),
-        Kind::Tar(packing) => tar::read(source, packing, &budget, &mut sink),
-        Kind::Deb => deb::read(source, &budget, &mut sink),
-        Kind::Rpm => rpm::read(source, &budget, &mut sink),
-        Kind::Squashfs => squashfs::read(source, &budget, &mut sink),
+    let read = read(source, kind, &budget, &mut sink, 1);
+    (members.into_inner(), read)
+}
+
+/// Takes the members of the archive `source`, of kind `kind`, into `sink` (a ZIP's on
+/// `threads` threads), within `budget`.
+fn read(
+    source: Source,
+    kind: Kind,
+    budget: &Budget,
+    sink: &mut Sink,
+    threads: usize,
+) -> Result<(), String> {
+    match kind {
+        Kind::Zip => zip::read(source, budget, sink, threads),
+        Kind::Tar(packing) => tar::read(source, packing, budget, sink),
+        Kind::Deb => deb::read(source, budget, sink),
+        Kind::Rpm => rpm::read(source, budget, sink),
+        Kind::Squashfs => squashfs::read(source, budget, sink),
         Kind::Cpio => cpio::read(
             Counted {
                 inner: source,
-                budget: &budget,
+                budget,
             },
-            &mut sink,
+            sink,
         ),
-    };
-    (members.into_inner(), read)
+    }
 }
 
 /// Where one archive's members go.
