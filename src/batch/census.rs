@@ -89,14 +89,55 @@ fn header_id(opts: &Options, file: &Path) -> Option<String> {
 }
 
 /// The name of the binary a separate ELF debug file was split from, as the debug file's
-/// own name says: `libfoo.so.1.debug` (the `objcopy --only-keep-debug` convention and
-/// Fedora's) is `libfoo.so.1`'s. A name without the suffix (Debian's old layout,
-/// `usr/lib/debug/usr/bin/foo`) is the binary's already.
+/// own name says: `libfoo.so.1.debug` (the `objcopy --only-keep-debug` convention) is
+/// `libfoo.so.1`'s, and so is Fedora's unique debug name
+/// `libfoo.so.1-1.2-3.fc40.x86_64.debug` (`<binary>-<version>-<release>.<arch>`). A name
+/// without the suffix (Debian's old layout, `usr/lib/debug/usr/bin/foo`) is the
+/// binary's already.
 pub(super) fn binary_name(file: &Path) -> Option<String> {
     let name = file.file_name()?.to_str()?;
     name.strip_suffix(".debug")
         .filter(|stem| !stem.is_empty())
-        .map(str::to_string)
+        .map(|stem| without_package_version(stem).to_string())
+}
+
+/// `stem` less the `-<version>-<release>.<arch>` that Fedora's `find-debuginfo`
+/// (`%_unique_debug_names`) appends, if it ends so: rpm allows no `-` in a version or
+/// release, and the architectures are rpm's.
+fn without_package_version(stem: &str) -> &str {
+    const ARCHES: [&str; 14] = [
+        "x86_64",
+        "i686",
+        "i586",
+        "i386",
+        "aarch64",
+        "ppc64le",
+        "ppc64",
+        "s390x",
+        "armv7hl",
+        "armv7hnl",
+        "riscv64",
+        "loongarch64",
+        "mips64el",
+        "noarch",
+    ];
+    let Some(rest) = ARCHES
+        .iter()
+        .find_map(|arch| stem.strip_suffix(arch)?.strip_suffix('.'))
+    else {
+        return stem;
+    };
+    let mut parts = rest.rsplitn(3, '-');
+    match (parts.next(), parts.next(), parts.next()) {
+        (Some(release), Some(version), Some(binary))
+            if !release.is_empty()
+                && version.starts_with(|c: char| c.is_ascii_digit())
+                && !binary.is_empty() =>
+        {
+            binary
+        }
+        _ => stem,
+    }
 }
 
 #[cfg(test)]
@@ -110,6 +151,23 @@ mod tests {
             Some("libfoo.so.1")
         );
         assert_eq!(binary_name(Path::new("usr/lib/debug/usr/bin/foo")), None);
+        assert_eq!(
+            binary_name(Path::new("libdemo.so.1.2.3-1.2-3.fc40.x86_64.debug")).as_deref(),
+            Some("libdemo.so.1.2.3")
+        );
+        assert_eq!(
+            binary_name(Path::new("gnome-shell-46.0-1.fc40.aarch64.debug")).as_deref(),
+            Some("gnome-shell")
+        );
+        // Not a package's version: kept whole.
+        assert_eq!(
+            binary_name(Path::new("tool-x86_64.debug")).as_deref(),
+            Some("tool-x86_64")
+        );
+        assert_eq!(
+            binary_name(Path::new("a-b.x86_64.debug")).as_deref(),
+            Some("a-b.x86_64")
+        );
         assert_eq!(binary_name(Path::new(".debug")), None);
     }
 }

@@ -103,6 +103,26 @@ fn an_rpm_and_its_debuginfo_as_their_unpacked_trees() {
         );
         assert!(got == want, "{payload}: the stores differ");
         assert_paired(&got);
+        // The -debuginfo alone: each debug file (Fedora's unique debug name) at its
+        // binary's store path, with its functions and lines.
+        let alone = work.join("debuginfo-alone");
+        let debuginfo = packages.iter().find(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .contains("-debuginfo-")
+        });
+        run(&[
+            "--store",
+            alone.to_str().unwrap(),
+            debuginfo.unwrap().to_str().unwrap(),
+        ]);
+        let alone = contents(&alone);
+        assert_eq!(
+            alone.keys().collect::<Vec<_>>(),
+            got.keys().collect::<Vec<_>>()
+        );
+        assert_paired(&alone);
         std::fs::remove_dir_all(&work).ok();
     }
 }
