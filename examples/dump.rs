@@ -14,7 +14,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let dump = dumpsyms::dump(Path::new(&path), &dumpsyms::Options::default())?;
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     // Some problems are only found while writing (unwind rules the format cannot hold).
-    let left_out = dumpsyms::write_module(&dump.module, &mut out)?;
+    let left_out = dumpsyms::write_module(&dump.module, &Default::default(), &mut out)?;
     std::io::Write::flush(&mut out)?;
     for warning in dump.warnings.iter().chain(&left_out) {
         eprintln!("warning: {}: {warning}", dump.module.name);

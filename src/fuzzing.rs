@@ -277,7 +277,8 @@ fn dump_checked(bytes: Vec<u8>) -> usize {
         return 0;
     };
     let mut out = Vec::new();
-    crate::breakpad::write_module(&dump.module, &mut out).expect("writing to memory");
+    crate::breakpad::write_module(&dump.module, &Default::default(), &mut out)
+        .expect("writing to memory");
     check_records(&out);
     out.len()
 }

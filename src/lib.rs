@@ -4,7 +4,8 @@
 //!
 //! ```no_run
 //! let dump = dumpsyms::dump(std::path::Path::new("app"), &dumpsyms::Options::default())?;
-//! dumpsyms::write_module(&dump.module, &mut std::io::stdout().lock())?;
+//! let how = dumpsyms::WriteOptions::default();
+//! dumpsyms::write_module(&dump.module, &how, &mut std::io::stdout().lock())?;
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
@@ -35,6 +36,7 @@ pub mod fuzzing;
 mod identity;
 mod load;
 mod locate;
+mod magic;
 mod mapguard;
 mod model;
 mod msfz;
@@ -57,7 +59,7 @@ use std::path::PathBuf;
 
 pub use batch::tree::is_dsym_bundle;
 pub use breakpad::store::{store_path, sym_file_name};
-pub use breakpad::write_module;
+pub use breakpad::{WriteOptions, write_module};
 pub use dumping::{architectures, dump, dump_bytes, parse_extra_info};
 pub use error::{ArgumentError, Error, ErrorKind, Warning, WarningKind, Warnings};
 pub use locate::Search;

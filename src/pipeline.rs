@@ -22,9 +22,7 @@ use crate::{demangle, dwarf, pdb, symbols, unwind};
 
 /// Dumps `input`; `on_disk`: whether companion files are looked for beside it.
 pub(crate) fn dump_input(input: &Input, opts: &Options, on_disk: bool) -> Result<Dump, Error> {
-    let mut dump = read_input(input, opts, on_disk)?;
-    dump.module.leave_out_generator = !opts.generator;
-    Ok(dump)
+    read_input(input, opts, on_disk)
 }
 
 fn read_input(input: &Input, opts: &Options, on_disk: bool) -> Result<Dump, Error> {
@@ -120,7 +118,7 @@ fn finish(
 /// found out only when crashes did not unwind.)
 fn object_without_unwind(obj: &Object, module: &Module) -> Option<NoStackRecords> {
     use object::{Object as _, ObjectSection as _};
-    if crate::batch::tree::is_dsym(obj.data) {
+    if crate::magic::is_dsym(obj.data) {
         return Some(NoStackRecords::Dsym);
     }
     let has_code = obj.file.sections().any(|s| {
@@ -135,7 +133,6 @@ fn object_without_unwind(obj: &Object, module: &Module) -> Option<NoStackRecords
 
 /// [`Module::build`], with the output options.
 fn build(mut sources: Sources, opts: &Options, warnings: &mut Warnings) -> Module {
-    sources.write_multiple = opts.multiple_field;
     sources.extra_info = opts.extra_info.clone();
     sources.prefer_symbol_names = opts.prefer_symbol_names;
     Module::build(sources, warnings)

@@ -407,7 +407,7 @@ fn wanted(head: &[u8]) -> bool {
     if let [0xCA, 0xFE, 0xBA, 0xBE | 0xBF, a, b, c, d, ..] = *head {
         return (1..45).contains(&u32::from_be_bytes([a, b, c, d]));
     }
-    crate::batch::tree::looks_like_object(head) || crate::pdb::starts_like_pdb(head)
+    crate::magic::looks_like_object(head) || crate::magic::starts_like_pdb(head)
 }
 
 /// Whether a member of kind `kind`, named `raw`, is an archive to follow. A compressed

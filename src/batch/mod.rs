@@ -590,7 +590,7 @@ impl Batch<'_> {
         let mut written = Vec::new();
         let (path, store) = match to {
             Destination::Stdout => {
-                warnings.extend(write_stdout(module)?);
+                warnings.extend(write_stdout(module, &self.opts.into())?);
                 return Ok(written);
             }
             Destination::File(file) => (file.clone(), None),
@@ -665,7 +665,8 @@ impl Batch<'_> {
             source,
         };
         let mut file = AtomicFile::create(&path).map_err(fail)?;
-        let left_out = crate::breakpad::write_module(module, file.writer()).map_err(fail)?;
+        let how = crate::breakpad::WriteOptions::from(self.opts);
+        let left_out = crate::breakpad::write_module(module, &how, file.writer()).map_err(fail)?;
         // Decided and renamed under the lock, so that a loser finishing last cannot
         // replace the winner's file. A loser's temporary file goes when it is dropped.
         let committed = match claim {
@@ -809,10 +810,13 @@ impl Claim<'_> {
 }
 
 /// Writes `module` to standard output; what writing left out.
-fn write_stdout(module: &crate::model::module::Module) -> Result<Warnings, Failure> {
+fn write_stdout(
+    module: &crate::model::module::Module,
+    how: &crate::breakpad::WriteOptions,
+) -> Result<Warnings, Failure> {
     let stdout = io::stdout();
     let mut out = io::BufWriter::with_capacity(1 << 16, stdout.lock());
-    let written = crate::breakpad::write_module(module, &mut out);
+    let written = crate::breakpad::write_module(module, how, &mut out);
     match written.and_then(|left_out| out.flush().map(|()| left_out)) {
         Ok(left_out) => Ok(left_out),
         Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Err(Failure::BrokenPipe),

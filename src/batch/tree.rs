@@ -81,20 +81,6 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>, errors: &mut Vec<(PathBuf, std::io::
     }
 }
 
-/// Object-file magic numbers: ELF, Mach-O (both byte orders, 32/64-bit, universal) and
-/// PE's `MZ`. Checked before anything is mapped, so that a tree of sources costs one
-/// small read per file.
-pub(crate) fn looks_like_object(head: &[u8]) -> bool {
-    matches!(
-        head,
-        [0x7F, b'E', b'L', b'F', ..]
-            | [0xFE, 0xED, 0xFA, 0xCE | 0xCF, ..]
-            | [0xCE | 0xCF, 0xFA, 0xED, 0xFE, ..]
-            | [0xCA, 0xFE, 0xBA, 0xBE, ..]
-            | [b'M', b'Z', ..]
-    )
-}
-
 /// Reads the first bytes of `path` into `head`: false when the file is shorter. Opened
 /// without blocking and checked again once open: the walk listed a regular file, but
 /// it may have been replaced by a FIFO since, whose open would wait for a writer.
@@ -119,7 +105,7 @@ fn read_head(path: &Path, head: &mut [u8]) -> std::io::Result<bool> {
 /// Told by its first 32 bytes: an MSFZ PDB is not unpacked to be recognised.
 fn is_pdb_file(path: &Path) -> bool {
     let mut head = [0u8; 32];
-    read_head(path, &mut head).is_ok_and(|read| read && crate::pdb::starts_like_pdb(&head))
+    read_head(path, &mut head).is_ok_and(|read| read && crate::magic::starts_like_pdb(&head))
 }
 
 /// What `path` is to a tree dump. Files that cannot be read or parsed are modules: the
@@ -133,7 +119,7 @@ pub fn role(path: &Path) -> Role {
     if read && head == *b"Micr" && is_pdb_file(path) {
         return Role::DebugFile(Skip::Pdb);
     }
-    if !read || !looks_like_object(&head) {
+    if !read || !crate::magic::looks_like_object(&head) {
         return Role::NotObject;
     }
     let Ok(input) = Input::open(path) else {
@@ -150,7 +136,7 @@ pub fn role(path: &Path) -> Role {
             _ => Role::NotObject,
         };
     }
-    if is_dsym(first_slice(input.bytes())) {
+    if crate::magic::is_dsym(first_slice(input.bytes())) {
         return Role::DebugFile(Skip::DsymDwarf);
     }
     let obj = match Object::parse_any(&input) {
@@ -195,16 +181,6 @@ fn first_slice(data: &[u8]) -> &[u8] {
     range
         .and_then(|(at, len)| data.get(usize::try_from(at).ok()?..usize::try_from(at + len).ok()?))
         .unwrap_or(data)
-}
-
-/// Mach-O `MH_DSYM` (file type 10).
-pub(crate) fn is_dsym(data: &[u8]) -> bool {
-    let word = |at: usize| data.get(at..at + 4).map(|b| [b[0], b[1], b[2], b[3]]);
-    match (word(0), word(12)) {
-        (Some([0xCE | 0xCF, 0xFA, 0xED, 0xFE]), Some(t)) => u32::from_le_bytes(t) == 10,
-        (Some([0xFE, 0xED, 0xFA, 0xCE | 0xCF]), Some(t)) => u32::from_be_bytes(t) == 10,
-        _ => false,
-    }
 }
 
 #[cfg(test)]

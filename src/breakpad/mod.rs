@@ -17,7 +17,7 @@ use rayon::prelude::*;
 use crate::error::Warnings;
 use crate::model::body::{InlineRef, UnitBodies};
 use crate::model::module::{Function, Module};
-use crate::pdb::stack_win::StackWin;
+use crate::model::stack_win::StackWin;
 
 pub(crate) mod cfi;
 pub(crate) mod header;
@@ -31,26 +31,54 @@ const FUNC_CHUNK: usize = 2048;
 /// The `INFO GENERATOR` value.
 pub(crate) const GENERATOR: &str = concat!("dumpsyms ", env!("CARGO_PKG_VERSION"));
 
-/// Writes `module` as a Breakpad symbol file. Returns what had to be left out while
-/// writing, and why: unwind records that cannot be expressed in the format, or past the
-/// output the input's size allows, are only found as they are rendered.
-pub fn write_module(m: &Module, w: &mut dyn Write) -> io::Result<Warnings> {
-    write_header(m, w)?;
-    if m.header_only {
-        return Ok(Warnings::default());
+/// How a symbol file is written, apart from what its module holds: the switches that
+/// change the text (`-m`, `--no-generator`), given to the writer rather than kept in
+/// the model.
+#[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
+pub struct WriteOptions {
+    /// Write the optional `m` field of FUNC and PUBLIC records (`-m`).
+    pub multiple: bool,
+    /// Write `INFO GENERATOR` (`--no-generator` leaves it out).
+    pub generator: bool,
+}
+
+impl Default for WriteOptions {
+    fn default() -> WriteOptions {
+        WriteOptions {
+            multiple: false,
+            generator: true,
+        }
     }
+}
+
+impl From<&crate::options::Options> for WriteOptions {
+    fn from(opts: &crate::options::Options) -> WriteOptions {
+        WriteOptions {
+            multiple: opts.multiple_field,
+            generator: opts.generator,
+        }
+    }
+}
+
+/// Writes `module` as a Breakpad symbol file, as `opts` says. Returns what had to be
+/// left out while writing, and why: unwind records that cannot be expressed in the
+/// format, or past the output the input's size allows, are only found as they are
+/// rendered.
+pub fn write_module(m: &Module, opts: &WriteOptions, w: &mut dyn Write) -> io::Result<Warnings> {
+    write_header(m, opts, w)?;
     for (i, f) in m.files.iter().enumerate() {
         writeln!(w, "FILE {i} {f}")?;
     }
     for (i, o) in m.origins.iter().enumerate() {
         writeln!(w, "INLINE_ORIGIN {i} {o}")?;
     }
-    write_functions(m, w)?;
+    write_functions(m, opts, w)?;
     for p in &m.publics {
         writeln!(
             w,
             "PUBLIC {}{:x} {:x} {}",
-            flag(m, p.multiple),
+            flag(opts, p.multiple),
             p.address,
             p.param_size,
             p.name
@@ -64,14 +92,14 @@ pub fn write_module(m: &Module, w: &mut dyn Write) -> io::Result<Warnings> {
 }
 
 /// `MODULE` and the `INFO` records.
-fn write_header(m: &Module, w: &mut dyn Write) -> io::Result<()> {
+fn write_header(m: &Module, opts: &WriteOptions, w: &mut dyn Write) -> io::Result<()> {
     writeln!(w, "MODULE {} {} {} {}", m.os, m.arch, m.debug_id, m.name)?;
     match (&m.code_id, &m.code_file) {
         (Some(id), Some(file)) => writeln!(w, "INFO CODE_ID {id} {file}")?,
         (Some(id), None) => writeln!(w, "INFO CODE_ID {id}")?,
         (None, _) => {}
     }
-    if !m.leave_out_generator {
+    if opts.generator {
         writeln!(w, "INFO GENERATOR {GENERATOR}")?;
     }
     for (key, value) in &m.extra_info {
@@ -82,7 +110,7 @@ fn write_header(m: &Module, w: &mut dyn Write) -> io::Result<()> {
 
 /// Every FUNC with its line and INLINE records: formatted in parallel, [`FUNC_CHUNK`]
 /// functions at a time, written in address order.
-fn write_functions(m: &Module, w: &mut dyn Write) -> io::Result<()> {
+fn write_functions(m: &Module, opts: &WriteOptions, w: &mut dyn Write) -> io::Result<()> {
     for chunk in m.functions.chunks(FUNC_CHUNK) {
         let texts: Vec<Vec<u8>> = chunk
             .par_chunks(64)
@@ -93,7 +121,7 @@ fn write_functions(m: &Module, w: &mut dyn Write) -> io::Result<()> {
                 let size: usize = fs.iter().map(|f| 64 + f.name.len() + 5 * body(f)).sum();
                 let mut text = Vec::with_capacity(size);
                 for f in fs {
-                    write_function(m, f, &mut text);
+                    write_function(m, opts, f, &mut text);
                 }
                 text
             })
@@ -129,20 +157,16 @@ fn write_stack_win(records: &[StackWin], w: &mut dyn Write) -> io::Result<()> {
     Ok(())
 }
 
-fn flag(m: &Module, multiple: bool) -> &'static str {
-    if multiple && m.write_multiple {
-        "m "
-    } else {
-        ""
-    }
+fn flag(opts: &WriteOptions, multiple: bool) -> &'static str {
+    if multiple && opts.multiple { "m " } else { "" }
 }
 
 /// One FUNC record with its INLINE and line records. The numbers are formatted by hand:
 /// this writes most of a symbol file's bytes, and `fmt` machinery was a tenth of a
 /// large dump's time.
-fn write_function(m: &Module, f: &Function, out: &mut Vec<u8>) {
+fn write_function(m: &Module, opts: &WriteOptions, f: &Function, out: &mut Vec<u8>) {
     out.extend_from_slice(b"FUNC ");
-    out.extend_from_slice(flag(m, f.multiple).as_bytes());
+    out.extend_from_slice(flag(opts, f.multiple).as_bytes());
     hex(out, f.address);
     out.push(b' ');
     hex(out, f.size);

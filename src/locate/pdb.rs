@@ -44,7 +44,7 @@ fn starts_like_pdb(path: &Path) -> bool {
     let mut head = [0u8; 32];
     std::fs::File::open(path)
         .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut head))
-        .is_ok_and(|()| pdb::starts_like_pdb(&head))
+        .is_ok_and(|()| crate::magic::starts_like_pdb(&head))
 }
 
 /// Looks for the PDB `want` names: given on the command line, at its recorded path,

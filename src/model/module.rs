@@ -32,12 +32,6 @@ pub struct Module {
     pub soname: Option<String>,
     /// Extra `INFO KEY value` records (build metadata), after `CODE_ID` and `GENERATOR`.
     pub extra_info: Vec<(String, String)>,
-    /// Only the header (`-i`): no records follow `MODULE` and `INFO`.
-    pub(crate) header_only: bool,
-    /// Write the optional `m` field (`-m`).
-    pub(crate) write_multiple: bool,
-    /// Leave out `INFO GENERATOR` (`--no-generator`).
-    pub(crate) leave_out_generator: bool,
     /// `FILE` records, by id.
     pub files: Vec<String>,
     /// `INLINE_ORIGIN` records, by id.
@@ -52,7 +46,7 @@ pub struct Module {
     /// Sorted by address, none inside a function.
     pub publics: Vec<Public>,
     /// x86 Windows frame data, by address.
-    pub(crate) stack_win: Vec<crate::pdb::stack_win::StackWin>,
+    pub(crate) stack_win: Vec<crate::model::stack_win::StackWin>,
     /// The unwind tables, written as STACK CFI records.
     pub(crate) cfi: Option<crate::unwind::CfiSource>,
 }
@@ -134,7 +128,6 @@ impl Module {
             code_file: identity.code_file,
             name: identity.name,
             soname: identity.soname,
-            header_only: true,
             ..Default::default()
         }
     }
@@ -149,7 +142,6 @@ impl Module {
             exports,
             stack_win,
             cfi,
-            write_multiple,
             extra_info,
             prefer_symbol_names,
         } = sources;
@@ -173,7 +165,6 @@ impl Module {
         }
         m.stack_win = stack_win;
         m.cfi = cfi;
-        m.write_multiple = write_multiple;
         m.extra_info = extra_info;
         m
     }
@@ -190,7 +181,6 @@ impl Module {
         warnings: &mut Warnings,
     ) -> Module {
         let mut m = Module::header(identity);
-        m.header_only = false;
         let index = SymbolIndex::new(&symbols);
         // Which functions are kept is decided in address order (each against the one
         // before); naming them, which demangles symbols, is done in parallel after.
@@ -399,10 +389,8 @@ pub(crate) struct Sources {
     /// A PE's exported functions, named as PUBLICs where nothing else names them.
     pub exports: Option<Exports>,
     /// x86 frame data from a PDB (sorted by address).
-    pub stack_win: Vec<crate::pdb::stack_win::StackWin>,
+    pub stack_win: Vec<crate::model::stack_win::StackWin>,
     pub cfi: Option<crate::unwind::CfiSource>,
-    /// Write the `m` field (`-m`).
-    pub write_multiple: bool,
     /// `INFO KEY value` records after the others.
     pub extra_info: Vec<(String, String)>,
     /// Functions named by the symbol table where it differs (`-x`).
@@ -420,7 +408,6 @@ impl Sources {
             exports: None,
             stack_win: Vec::new(),
             cfi: None,
-            write_multiple: false,
             extra_info: Vec::new(),
             prefer_symbol_names: false,
         }

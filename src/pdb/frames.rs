@@ -7,7 +7,7 @@ use pdb2::FallibleIterator as _;
 use super::Pdb;
 
 use crate::error::{WarningKind, Warnings};
-use crate::pdb::stack_win::StackWin;
+use crate::model::stack_win::StackWin;
 
 /// The frame data records Breakpad's processor reads (FPO and `FrameData`), by RVA,
 /// without duplicates. Program strings count against the file's

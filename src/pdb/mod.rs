@@ -12,7 +12,6 @@ mod msf;
 mod names;
 mod sections;
 mod signatures;
-pub mod stack_win;
 
 use std::io::Cursor;
 use std::path::Path;
@@ -21,7 +20,7 @@ use pdb2::FallibleIterator as _;
 
 use crate::error::{Error, ErrorKind, WarningKind, Warnings};
 use crate::model::debuginfo::DebugInfo;
-use crate::pdb::stack_win::StackWin;
+use crate::model::stack_win::StackWin;
 use crate::symbols::Symbol;
 
 /// Every PDB 7 file starts with this (the MSF "big" header).
@@ -30,12 +29,6 @@ const MAGIC: &[u8] = crate::msfz::MSF_MAGIC;
 /// True when `bytes` are a PDB (MSF 7.00) file.
 pub fn is_pdb(bytes: &[u8]) -> bool {
     bytes.starts_with(MAGIC)
-}
-
-/// True when `head` (a file's first bytes) begins a PDB in either container: MSF, or
-/// MSFZ ("PDZ", compressed), which the loader reads as the MSF PDB it holds.
-pub(crate) fn starts_like_pdb(head: &[u8]) -> bool {
-    is_pdb(head) || crate::msfz::is_msfz(head)
 }
 
 /// Checks the MSF container of `bytes` as [`open`] does before reading it.

@@ -652,7 +652,7 @@ impl Symbolizer {
         };
         let dumped = crate::dumping::dump(path, &opts).and_then(|d| {
             let mut text = Vec::new();
-            crate::breakpad::write_module(&d.module, &mut text)
+            crate::breakpad::write_module(&d.module, &Default::default(), &mut text)
                 .map_err(|e| crate::error::Error::new(path, crate::error::ErrorKind::Io(e)))?;
             Ok(text)
         });

@@ -32,7 +32,7 @@ fn dump_bytes(bytes: &[u8], path: &Path, what: &str) -> Result<dumpsyms::Dump, d
     let result = dumpsyms::dump(path, &opts);
     if let Ok(d) = &result {
         let mut buf = Vec::new();
-        dumpsyms::write_module(&d.module, &mut buf).unwrap();
+        dumpsyms::write_module(&d.module, &Default::default(), &mut buf).unwrap();
         let text = String::from_utf8(buf).unwrap_or_else(|_| panic!("{what}: output is not UTF-8"));
         parse(&text);
     }
@@ -262,7 +262,7 @@ fn dump_macho(bytes: &[u8], path: &Path) -> Result<(), dumpsyms::Error> {
     let thin = dumpsyms::dump(path, &opts)
         .or_else(|_| dumpsyms::dump(path, &dumpsyms::Options::default()))?;
     let mut buf = Vec::new();
-    dumpsyms::write_module(&thin.module, &mut buf).unwrap();
+    dumpsyms::write_module(&thin.module, &Default::default(), &mut buf).unwrap();
     parse(&String::from_utf8(buf).unwrap());
     Ok(())
 }
@@ -298,7 +298,7 @@ fn an_unreadable_line_table_loses_only_line_records() {
     assert_eq!(names(&d), names(&good), "every FUNC is kept");
     let lines = |d: &dumpsyms::Dump| {
         let mut buf = Vec::new();
-        dumpsyms::write_module(&d.module, &mut buf).unwrap();
+        dumpsyms::write_module(&d.module, &Default::default(), &mut buf).unwrap();
         String::from_utf8(buf)
             .unwrap()
             .lines()
@@ -343,7 +343,7 @@ fn an_unreadable_symbol_table_loses_only_public_records() {
         good.module.publics.len()
     );
     let mut text = Vec::new();
-    dumpsyms::write_module(&d.module, &mut text).unwrap();
+    dumpsyms::write_module(&d.module, &Default::default(), &mut text).unwrap();
     assert!(
         String::from_utf8_lossy(&text).contains("\nSTACK CFI INIT "),
         "STACK CFI is still written from .eh_frame"
@@ -457,7 +457,7 @@ fn damaged_pe_and_pdb_never_panic() {
                 let image = case.join("app.exe");
                 if let Ok(d) = dumpsyms::dump(&image, &dumpsyms::Options::default()) {
                     let mut buf = Vec::new();
-                    dumpsyms::write_module(&d.module, &mut buf).unwrap();
+                    dumpsyms::write_module(&d.module, &Default::default(), &mut buf).unwrap();
                     parse(&String::from_utf8(buf).unwrap());
                 }
             }

@@ -51,7 +51,7 @@ fn libc_debug_file_is_found_by_build_id() {
         debug.display()
     );
     let mut text = Vec::new();
-    dumpsyms::write_module(&d.module, &mut text).unwrap();
+    dumpsyms::write_module(&d.module, &Default::default(), &mut text).unwrap();
     let sym = parse(&String::from_utf8(text).unwrap());
     assert!(
         sym.funcs.len() > 2000,

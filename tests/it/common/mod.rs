@@ -499,7 +499,7 @@ pub fn fixture_binaries() -> Vec<(String, String, PathBuf)> {
 pub fn dump_text(path: &Path, opts: &dumpsyms::Options) -> String {
     let d = dumpsyms::dump(path, opts).unwrap_or_else(|e| panic!("{e}"));
     let mut buf = Vec::new();
-    dumpsyms::write_module(&d.module, &mut buf).unwrap();
+    dumpsyms::write_module(&d.module, &opts.into(), &mut buf).unwrap();
     String::from_utf8(buf).unwrap()
 }
 

@@ -27,7 +27,7 @@ pub fn store_symbols(binary: &Path, store: &Path, cfi: bool) -> String {
     let dir = store.join(&m.name).join(m.debug_id.as_str());
     std::fs::create_dir_all(&dir).unwrap();
     let mut file = std::fs::File::create(dir.join(format!("{}.sym", m.name))).unwrap();
-    dumpsyms::write_module(m, &mut file).unwrap();
+    dumpsyms::write_module(m, &Default::default(), &mut file).unwrap();
     m.name.clone()
 }
 

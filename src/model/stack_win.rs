@@ -1,5 +1,6 @@
-//! STACK WIN: x86 frame data from a PDB (FPO records and `FrameData` program strings),
-//! the form Breakpad's and rust-minidump's x86 walkers read for Windows code.
+//! STACK WIN: x86 frame data (FPO records and `FrameData` program strings), the form
+//! Breakpad's and rust-minidump's x86 walkers read for Windows code. Data only: the PDB
+//! reader (`pdb/frames.rs`) makes the rows, breakpad/ writes them.
 
 /// One `STACK WIN` record.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
