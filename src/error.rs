@@ -23,8 +23,9 @@ pub enum ErrorKind {
     #[error("corrupt file: bad headers ({source}); is the file truncated?")]
     Headers {
         #[source]
-        /// What the object crate found wrong.
-        source: object::Error,
+        /// What the object-file parser found wrong (boxed: the parser's own error type
+        /// is not part of this crate's API).
+        source: Box<dyn std::error::Error + Send + Sync>,
     },
     /// A PDB stream that is needed cannot be read.
     #[error("corrupt file: PDB {stream}: {detail}")]
@@ -34,8 +35,9 @@ pub enum ErrorKind {
         /// What is wrong, in this tool's words (a truncated stream says so).
         detail: String,
         #[source]
-        /// What the pdb2 crate said.
-        source: pdb2::Error,
+        /// What the PDB parser said (boxed: its error type is not part of this
+        /// crate's API).
+        source: Box<dyn std::error::Error + Send + Sync>,
     },
     /// No worker threads could be started to dump it.
     #[error("cannot start worker threads: {0}")]

@@ -582,7 +582,12 @@ fn file_kind(input: &Input) -> Result<object::FileKind, Error> {
 }
 
 fn corrupt(path: &Path, source: object::Error) -> Error {
-    Error::new(path, ErrorKind::Headers { source })
+    Error::new(
+        path,
+        ErrorKind::Headers {
+            source: Box::new(source),
+        },
+    )
 }
 
 /// Breakpad's name for a Mach-O slice's architecture.

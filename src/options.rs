@@ -91,6 +91,7 @@ impl Default for Options {
 
 /// The result of dumping one file: the model and what was lost on the way.
 #[derive(Debug)]
+#[non_exhaustive]
 pub struct Dump {
     /// The symbol file's contents.
     pub module: Module,

@@ -49,7 +49,9 @@ pub enum Destination {
     },
 }
 
-/// The options of a dump and where its events go.
+/// The options of a dump and where its events go. Made by [`Batch::new`]; the other
+/// fields are set after.
+#[non_exhaustive]
 pub struct Batch<'a> {
     /// How each input is dumped.
     pub opts: &'a Options,
@@ -92,6 +94,21 @@ enum Stored {
     /// Not an object file, met while walking a directory.
     NotObject,
     Failed(Failure),
+}
+
+impl<'a> Batch<'a> {
+    /// Dumps as `opts` says, telling `report`: no shard, no SONAME copies, no server
+    /// asked before dumping.
+    pub fn new(opts: &'a Options, report: &'a dyn Report) -> Batch<'a> {
+        Batch {
+            opts,
+            shard: None,
+            report,
+            soname_copies: false,
+            #[cfg(feature = "net")]
+            remote: None,
+        }
+    }
 }
 
 impl Batch<'_> {

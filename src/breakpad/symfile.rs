@@ -294,7 +294,7 @@ impl<B: AsRef<[u8]>> SymFile<B> {
 
     /// [`SymFile::parse`], calling `release` on each part of `data` read (to drop a
     /// map's pages from memory: names are read again from it when asked for).
-    pub fn parse_releasing(data: B, release: fn(&B, &[u8])) -> SymFile<B> {
+    pub(crate) fn parse_releasing(data: B, release: fn(&B, &[u8])) -> SymFile<B> {
         let mut reader = Reader::default();
         reader.read(data.as_ref(), |part| release(&data, part));
         let Reader {

@@ -43,6 +43,7 @@ pub(crate) fn build_id_path(root: &Path, hex: &str) -> PathBuf {
 /// separate debug file, a dSYM, a PE's PDB), what was found there but could not be used,
 /// and which servers failed. `-v` lists it and the "no debug info" message quotes it.
 #[derive(Debug, Clone, Default)]
+#[non_exhaustive]
 pub struct Search {
     /// The binary's build ID (lower-case hex), if it has one.
     pub build_id: Option<String>,

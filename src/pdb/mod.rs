@@ -83,7 +83,7 @@ fn corrupt(path: &Path, what: &str, source: pdb2::Error) -> Error {
     let kind = ErrorKind::PdbStream {
         stream: what.to_string(),
         detail: describe(&source),
-        source,
+        source: Box::new(source),
     };
     Error::new(path, kind)
 }

@@ -397,13 +397,7 @@ fn a_batch_tells_typed_events_to_a_library_caller() {
     let store = work.join("store");
     let seen = Seen::default();
     let opts = dumpsyms::Options::default();
-    let batch = Batch {
-        opts: &opts,
-        shard: None,
-        report: &seen,
-        soname_copies: false,
-        remote: None,
-    };
+    let batch = Batch::new(&opts, &seen);
     let summary = batch.store(std::slice::from_ref(&root), &store, false);
 
     let written = seen.written.into_inner().unwrap();

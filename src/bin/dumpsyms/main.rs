@@ -82,13 +82,10 @@ fn main() -> ExitCode {
         }
     }
     let stderr = Stderr::new(&run);
-    let batch = Batch {
-        opts: &run.opts,
-        shard: run.shard,
-        report: &stderr,
-        soname_copies: run.soname_copies,
-        remote: run.remote.as_ref(),
-    };
+    let mut batch = Batch::new(&run.opts, &stderr);
+    batch.shard = run.shard;
+    batch.soname_copies = run.soname_copies;
+    batch.remote = run.remote.as_ref();
     let ok = match &run.mode {
         Mode::Completions(shell) => describe::print(|out| describe::completions(*shell, out)),
         Mode::Man => describe::print(describe::manual),
