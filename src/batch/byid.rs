@@ -134,12 +134,12 @@ impl ById {
     /// little-endian file, which nearly every ELF target is).
     pub fn store_debug_id(&self) -> Option<String> {
         if let Some(id) = &self.debug_id {
-            return Some(id.to_ascii_uppercase());
+            return Some(id.as_ref().to_ascii_uppercase());
         }
         if self.is_pdb() || self.is_pe() {
             return None;
         }
-        let bytes = crate::identity::unhex(self.code_id.as_deref()?)?;
+        let bytes = crate::identity::unhex(self.code_id.as_ref()?.as_ref())?;
         Some(crate::identity::debug_id(&bytes, false))
     }
 
@@ -160,7 +160,8 @@ impl ById {
     fn fetch_pdb(&self, opts: &Options) -> Result<Local, Unavailable> {
         let id = self
             .debug_id
-            .as_deref()
+            .as_ref()
+            .map(AsRef::as_ref)
             .ok_or_else(|| Unavailable::NoDebugId {
                 file: self.file.clone(),
             })?
@@ -177,7 +178,7 @@ impl ById {
                     .clone()
                     .unwrap_or_else(|| with_extension(&self.file, "dll"));
                 crate::untrusted::path_component(&image, "code file")?;
-                let code_id = code_id.to_ascii_uppercase();
+                let code_id = code_id.as_ref().to_ascii_uppercase();
                 let verify = |p: &Path| crate::locate::verify_pe(p, &code_id);
                 let fetched = servers.find(&image, &code_id, &verify);
                 problems.extend(fetched.problems.iter().cloned());
@@ -196,7 +197,8 @@ impl ById {
     /// The code id an image (or, `elf`, an ELF module) is fetched by, or why there is none.
     fn code_id(&self, elf: bool) -> Result<&str, Unavailable> {
         self.code_id
-            .as_deref()
+            .as_ref()
+            .map(AsRef::as_ref)
             .ok_or_else(|| Unavailable::NoCodeId {
                 file: self.file.clone(),
                 elf,

@@ -209,7 +209,7 @@ mod tests {
         assert_eq!(rows[0].file, "ntdll.pdb");
         assert_eq!(rows[0].code_file.as_deref(), Some("ntdll.dll"));
         assert_eq!(
-            rows[1].code_id.as_deref(),
+            rows[1].code_id.as_ref().map(AsRef::as_ref),
             Some("4aea7096a43bf4e6e9f3a6c4d7e1a9b4")
         );
         assert_eq!(
@@ -225,14 +225,14 @@ mod tests {
         let (rows, bad) = parse(plain);
         assert!(bad.is_empty());
         assert_eq!(
-            rows[0].debug_id.as_deref(),
+            rows[0].debug_id.as_ref().map(AsRef::as_ref),
             Some("44E4EC8C2F41492B9369D6B9A059577C2")
         );
 
         let reordered =
             "code_id,debug_file,debug_id,code_file\n5E3A2B1C7D000,xul.pdb,44E4,xul.dll\n";
         assert_eq!(
-            parse(reordered).0[0].code_id.as_deref(),
+            parse(reordered).0[0].code_id.as_ref().map(AsRef::as_ref),
             Some("5E3A2B1C7D000")
         );
         assert_eq!(

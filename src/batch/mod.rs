@@ -502,7 +502,7 @@ impl Batch<'_> {
         if path.is_file() && !claimed {
             return Found::InStore;
         }
-        match self.on_server(&module.name, &module.debug_id) {
+        match self.on_server(&module.name, module.debug_id.as_ref()) {
             true => Found::OnServer,
             false => Found::Nowhere,
         }
@@ -795,7 +795,7 @@ fn in_shard(shard: Shard, opts: &Options, file: &Path) -> bool {
         ..opts.clone()
     };
     match crate::dumping::dump(file, &header) {
-        Ok(d) => shard.takes(&d.module.name, &d.module.debug_id),
+        Ok(d) => shard.takes(&d.module.name, d.module.debug_id.as_ref()),
         Err(_) => shard.takes(&file.to_string_lossy(), ""),
     }
 }

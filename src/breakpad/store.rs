@@ -33,7 +33,7 @@ pub(crate) fn store_path_as(
     name: &str,
 ) -> Result<PathBuf, UnsafeName> {
     let name = crate::untrusted::path_component(name, "module name")?;
-    let id = crate::untrusted::path_component(&module.debug_id, "debug id")?;
+    let id = crate::untrusted::path_component(module.debug_id.as_ref(), "debug id")?;
     Ok(store.join(relative_path(name, id)))
 }
 

@@ -62,15 +62,6 @@ macro_rules! id_type {
             }
         }
 
-        // An id is read where a string is (a path component, a comparison with a
-        // record's field): as a `&str` it needs no copy.
-        impl std::ops::Deref for $ty {
-            type Target = str;
-            fn deref(&self) -> &str {
-                &self.0
-            }
-        }
-
         impl AsRef<str> for $ty {
             fn as_ref(&self) -> &str {
                 &self.0
