@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::error::{ArgumentError, Error, ErrorKind, WarningKind};
+use crate::error::{Error, ErrorKind, WarningKind};
 use crate::model::ids::Arch;
 use crate::options::{Dump, Options};
 use crate::{demangle, load, locate, pdb, pipeline, workers};
@@ -19,23 +19,6 @@ pub fn architectures(path: &Path) -> Result<Vec<Arch>, Error> {
         )]);
     }
     load::architectures(&input)
-}
-
-/// Parses an `--extra-info` argument, `KEY value`: the key is upper-cased and must be one
-/// word; the value is the rest, on one line.
-pub fn parse_extra_info(arg: &str) -> Result<(String, String), ArgumentError> {
-    let (key, value) = arg
-        .trim()
-        .split_once(char::is_whitespace)
-        .unwrap_or((arg.trim(), ""));
-    let value = value.trim();
-    if key.is_empty() || value.is_empty() {
-        return Err(ArgumentError::ExtraInfo(arg.to_string()));
-    }
-    if arg.contains(['\n', '\r']) {
-        return Err(ArgumentError::ExtraInfoLines(arg.to_string()));
-    }
-    Ok((key.to_ascii_uppercase(), value.to_string()))
 }
 
 /// Reads `path` and builds its symbol file model. Fails only when nothing useful can be

@@ -241,15 +241,6 @@ pub enum ArgumentError {
         "{0:?} is not an architecture (x86, x86_64, arm, arm64, ppc, ppc64, mips, mips64, riscv, riscv64, s390x, sparc, sparcv9, or another tool's name for one: i386, aarch64, arm64e, armv7, …)"
     )]
     Arch(String),
-    /// `--prefix-map` is not `OLD=NEW`.
-    #[error("{0:?} is not OLD=NEW with a non-empty OLD")]
-    PrefixMap(String),
-    /// `--extra-info` is not `KEY value`.
-    #[error("{0:?} is not 'KEY value'")]
-    ExtraInfo(String),
-    /// `--extra-info` holds a line break.
-    #[error("{0:?} spans lines; an INFO record is one line")]
-    ExtraInfoLines(String),
     /// `--shard` is not `K/N`.
     #[error("{0:?} is not K/N (e.g. 2/8, or auto/8)")]
     Shard(String),

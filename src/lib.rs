@@ -60,13 +60,13 @@ use std::path::PathBuf;
 pub use batch::tree::is_dsym_bundle;
 pub use breakpad::store::{store_path, sym_file_name};
 pub use breakpad::{WriteOptions, write_module};
-pub use dumping::{architectures, dump, dump_bytes, parse_extra_info};
+pub use dumping::{architectures, dump, dump_bytes};
 pub use error::{ArgumentError, Error, ErrorKind, Warning, WarningKind, Warnings};
 pub use locate::Search;
 pub use model::ids::{Arch, CodeId, DebugId};
 pub use model::module::{Function, Inline, Line, Module, Public};
 pub use options::{Dump, NoStackRecords, Options};
-pub use paths::{SourcePaths, parse_prefix_map};
+pub use paths::SourcePaths;
 pub use untrusted::{Unsafe, UnsafeName, for_terminal};
 
 /// Makes this process hand Swift names to helper processes started from `exe` (the

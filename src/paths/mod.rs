@@ -39,14 +39,6 @@ impl SourcePaths {
     }
 }
 
-/// Parses a `--prefix-map` argument, `OLD=NEW` (the first `=` splits; NEW may be empty).
-pub fn parse_prefix_map(arg: &str) -> Result<(String, String), crate::error::ArgumentError> {
-    match arg.split_once('=') {
-        Some((old, new)) if !old.is_empty() => Ok((old.to_string(), new.to_string())),
-        _ => Err(crate::error::ArgumentError::PrefixMap(arg.to_string())),
-    }
-}
-
 /// Removes `.` segments, repeated separators, and `..` segments that follow a named
 /// segment, the way compilers and `realpath -s` do: `/a/b/../c/./d//e` becomes
 /// `/a/c/d/e`. What cannot be resolved without the file system stays: a relative path's
@@ -154,12 +146,5 @@ mod tests {
             rules.apply("/usr/include/stdio.h", &mut w),
             "/usr/include/stdio.h"
         );
-        assert_eq!(parse_prefix_map("/a=").unwrap(), ("/a".into(), "".into()));
-        assert_eq!(
-            parse_prefix_map("/a=b=c").unwrap(),
-            ("/a".into(), "b=c".into())
-        );
-        assert!(parse_prefix_map("=x").is_err());
-        assert!(parse_prefix_map("nothing").is_err());
     }
 }

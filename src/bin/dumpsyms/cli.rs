@@ -176,10 +176,10 @@ pub struct Cli {
     debug_dirs: Vec<PathBuf>,
     /// Rewrite FILE paths starting with OLD to start with NEW instead, after normalizing
     /// them (repeatable; the first match wins, as with -fdebug-prefix-map)
-    #[arg(long = "prefix-map", value_name = "OLD=NEW", value_parser = dumpsyms::parse_prefix_map)]
+    #[arg(long = "prefix-map", value_name = "OLD=NEW", value_parser = crate::args::parse_prefix_map)]
     prefix_map: Vec<(String, String)>,
     /// Add an 'INFO KEY value' record, e.g. --extra-info 'VERSION 1.2.3' (repeatable)
-    #[arg(long = "extra-info", value_name = "'KEY value'", value_parser = dumpsyms::parse_extra_info)]
+    #[arg(long = "extra-info", value_name = "'KEY value'", value_parser = crate::args::parse_extra_info)]
     extra_info: Vec<(String, String)>,
     /// Where to find PDBs, in _NT_SYMBOL_PATH syntax: SRV*CACHE*URL fetches
     /// <URL>/<pdb>/<id>/<pdb> into CACHE; a plain directory is searched (repeatable;

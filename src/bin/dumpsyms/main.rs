@@ -1,6 +1,7 @@
 //! The `dumpsyms` command: flags in (see `cli.rs`), symbol files out through the
 //! library's [`dumpsyms::batch`], lines to stderr, results to exit codes.
 
+mod args;
 mod cli;
 mod describe;
 mod peers;
