@@ -617,7 +617,7 @@ impl Batch<'_> {
                 // left out is told once, with the file's.
                 let stored = in_store(store)?;
                 if self.write_file(input, module, &stored, None)?.1 {
-                    written.extend(self.soname_copy(input, module, store, &stored)?);
+                    written.extend(self.soname_copy(input, module, store, &stored, warnings)?);
                 }
                 (file.clone(), None)
             }
@@ -626,19 +626,22 @@ impl Batch<'_> {
         warnings.extend(left_out);
         written.push(path.clone());
         if let Some(store) = store.filter(|_| committed) {
-            written.extend(self.soname_copy(input, module, store, &path)?);
+            written.extend(self.soname_copy(input, module, store, &path, warnings)?);
         }
         Ok(written)
     }
 
     /// With `--soname-copies`, the symbol file `stored` of the shared library `module`
     /// copied under its `DT_SONAME` in `store` when that is not its name: where it went.
+    /// A SONAME that cannot be a store path (`..`, a separator) makes no copy, and a
+    /// warning says so: the symbol file under the module's own name stands.
     fn soname_copy(
         &self,
         input: &Path,
         module: &crate::model::module::Module,
         store: &Path,
         stored: &Path,
+        warnings: &mut Warnings,
     ) -> Result<Option<PathBuf>, Failure> {
         let Some(soname) = module
             .soname
@@ -647,13 +650,19 @@ impl Batch<'_> {
         else {
             return Ok(None);
         };
-        let path =
-            crate::breakpad::store::store_path_as(store, module, soname).map_err(|source| {
-                Failure::StorePath {
-                    input: input.to_path_buf(),
-                    source,
-                }
-            })?;
+        let path = match crate::breakpad::store::store_path_as(store, module, soname) {
+            Ok(path) => path,
+            Err(unsafe_name) => {
+                warnings.add(
+                    Warning::new(
+                        WarningKind::Output,
+                        format!("no copy under its SONAME: {unsafe_name}"),
+                    )
+                    .on("DT_SONAME"),
+                );
+                return Ok(None);
+            }
+        };
         let fail = |source: io::Error| Failure::Write {
             path: path.clone(),
             source,

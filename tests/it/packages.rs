@@ -238,3 +238,38 @@ fn a_snap_as_its_unsquashfs_tree() {
         std::fs::remove_dir_all(&work).ok();
     }
 }
+
+/// A SONAME that climbs (`../../escape.so`, as a hostile link line can write) makes no
+/// copy: the library's own symbol file is written, nothing lands outside the store, and
+/// a warning says why.
+#[test]
+fn a_soname_that_climbs_makes_no_copy() {
+    let work = scratch("packages-soname-climbs");
+    let lib = work.join("libx.so");
+    let source = work.join("x.c");
+    std::fs::write(&source, "int x(void) { return 1; }\n").unwrap();
+    let status = Command::new("gcc")
+        .args(["-shared", "-fPIC", "-Wl,-soname,../../escape.so", "-o"])
+        .arg(&lib)
+        .arg(&source)
+        .status()
+        .expect("gcc");
+    assert!(status.success());
+    assert_eq!(readelf_soname(&lib).as_deref(), Some("../../escape.so"));
+    let store = work.join("deep/store");
+    let out = dumpsyms(&[
+        "-v",
+        "--soname-copies",
+        "--store",
+        store.to_str().unwrap(),
+        lib.to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("no copy under its SONAME"), "{err}");
+    let got = contents(&store);
+    assert_eq!(got.len(), 1, "{:?}", got.keys());
+    assert!(got.keys().all(|k| k.starts_with("libx.so/")));
+    assert!(!work.join("escape.so").exists() && !work.join("deep/escape.so").exists());
+    std::fs::remove_dir_all(&work).ok();
+}
