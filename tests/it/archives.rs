@@ -436,7 +436,7 @@ fn assert_one_paired_module(store: &Path, unpacked: &Path) {
 /// A tar segment of `members` (path, bytes) as Alpine's `abuild` writes the signature
 /// and control parts of an `.apk`: `cut`, without the end-of-archive blocks, so that the
 /// gzip streams laid end to end read as one tar.
-fn apk_segment(members: &[(&str, &[u8])], cut: bool) -> Vec<u8> {
+pub(crate) fn apk_segment(members: &[(&str, &[u8])], cut: bool) -> Vec<u8> {
     let mut out = tar::Builder::new(Vec::new());
     for (path, bytes) in members {
         let mut header = tar::Header::new_ustar();
@@ -454,7 +454,7 @@ fn apk_segment(members: &[(&str, &[u8])], cut: bool) -> Vec<u8> {
 
 /// An Alpine package as `abuild` lays one out: three gzip streams, the signature, the
 /// control part (`.PKGINFO`) and the files, read as one tar.
-fn apk(name: &str, files: &[(&str, &[u8])]) -> Vec<u8> {
+pub(crate) fn apk(name: &str, files: &[(&str, &[u8])]) -> Vec<u8> {
     let pkginfo = format!("pkgname = {name}\npkgver = 1.0-r0\narch = x86_64\n");
     let mut out = apk_segment(
         &[(

@@ -351,3 +351,61 @@ fn squashfs_sparse_bombs_and_deep_nesting() {
     // What came before the damage: the app, listed before the directories below it.
     assert_eq!(walk_files(&run.store).len(), 1, "{}", run.stderr);
 }
+
+/// Alpine packages: a data stream cut short after its first member (the signature and
+/// control streams whole), and a bomb in the third stream. Each fails naming the
+/// package, with the member before the damage dumped.
+#[test]
+fn alpine_packages_cut_short_or_a_bomb_in_the_data_stream() {
+    let work = scratch("hpkg-apk");
+    let app = app();
+    let whole = crate::archives::apk("app", &[("usr/bin/app", &app), ("usr/bin/app-too", &app)]);
+    // The signature and control streams, then the data stream cut inside its second
+    // member: decompressed, the first member is whole.
+    let control = crate::archives::apk("app", &[]);
+    let data_start = control.len() - crate::archives::apk_segment(&[], false).len();
+    let data = &whole[data_start..];
+    let mut cut = whole[..data_start].to_vec();
+    let raw: Vec<u8> = {
+        use std::io::Read as _;
+        let mut out = Vec::new();
+        flate2::read::GzDecoder::new(data)
+            .read_to_end(&mut out)
+            .unwrap();
+        out
+    };
+    cut.extend(gzip(
+        &raw[..512 + app.len().next_multiple_of(512) + 512 + 4096],
+    ));
+    let archive = work.join("app-1.0-r0.apk");
+    std::fs::write(&archive, &cut).unwrap();
+    let run = store_run(&work, &archive);
+    assert!(!run.ok, "{}", run.stderr);
+    assert!(run.stderr.contains("app-1.0-r0.apk"), "{}", run.stderr);
+    assert_eq!(walk_files(&run.store).len(), 1, "{}", run.stderr);
+
+    // A member of a GiB of zeros in the data stream, after the app.
+    let mut tar = Vec::new();
+    {
+        let mut b = tar::Builder::new(&mut tar);
+        let mut header = tar::Header::new_ustar();
+        header.set_size(app.len() as u64);
+        header.set_mode(0o755);
+        header.set_cksum();
+        b.append_data(&mut header, "usr/bin/app", &app[..]).unwrap();
+        b.finish().unwrap();
+    }
+    tar.truncate(tar.len() - 1024);
+    let mut header = tar::Header::new_ustar();
+    header.set_path("usr/lib/libbomb.so").unwrap();
+    header.set_size(1 << 30);
+    header.set_mode(0o755);
+    header.set_cksum();
+    tar.extend_from_slice(header.as_bytes());
+    tar.extend_from_slice(b"\x7fELF\x02\x01\x01");
+    let mut bomb = whole[..data_start].to_vec();
+    bomb.extend(gzipped_zeros(&tar, 1 << 30));
+    let archive = work.join("bomb-1.0-r0.apk");
+    std::fs::write(&archive, bomb).unwrap();
+    assert_stops_at_the_budget_with_one_module(&work, &archive);
+}
