@@ -97,13 +97,16 @@ struct Reader<R> {
     at: u64,
 }
 
-impl<R: Read> Reader<R> {
-    fn read_exact(&mut self, buf: &mut [u8]) -> io::Result<()> {
-        self.stream.read_exact(buf)?;
-        self.at += buf.len() as u64;
-        Ok(())
+/// Reads count towards `at`.
+impl<R: Read> Read for Reader<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.stream.read(buf)?;
+        self.at += n as u64;
+        Ok(n)
     }
+}
 
+impl<R: Read> Reader<R> {
     /// Reads past the padding that brings `len` bytes to a multiple of four.
     fn pad(&mut self, len: u32) -> io::Result<()> {
         let pad = (4 - (len % 4)) % 4;
@@ -169,9 +172,9 @@ impl<R: Read> Reader<R> {
     }
 
     /// The next `size` bytes, as a member's data: ending early is an error.
-    fn member(&mut self, size: u32) -> Member<'_, R> {
-        Member {
-            reader: self,
+    fn member(&mut self, size: u32) -> super::tar::Whole<io::Take<&mut Self>> {
+        super::tar::Whole {
+            inner: self.take(size.into()),
             left: size.into(),
         }
     }
@@ -179,37 +182,6 @@ impl<R: Read> Reader<R> {
 
 fn bad(at: u64, what: &str) -> io::Error {
     io::Error::new(io::ErrorKind::InvalidData, format!("{what} at byte {at}"))
-}
-
-/// A member's bytes, all of them: the stream ending before the size its header gives is
-/// an error (a truncated archive), not a shorter member.
-struct Member<'r, R> {
-    reader: &'r mut Reader<R>,
-    left: u64,
-}
-
-impl<R: Read> Read for Member<'_, R> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let want = buf
-            .len()
-            .min(usize::try_from(self.left).unwrap_or(usize::MAX));
-        if want == 0 {
-            return Ok(0);
-        }
-        let n = self.reader.stream.read(&mut buf[..want])?;
-        if n == 0 {
-            return Err(io::Error::new(
-                io::ErrorKind::UnexpectedEof,
-                format!(
-                    "the archive ends {} bytes before this member does: truncated?",
-                    self.left
-                ),
-            ));
-        }
-        self.reader.at += n as u64;
-        self.left -= n as u64;
-        Ok(n)
-    }
 }
 
 #[cfg(test)]

@@ -100,9 +100,9 @@ fn entries(stream: impl Read, sink: &mut Sink) -> Result<(), String> {
 
 /// A member's bytes, all of them: the stream ending before the size its header gives is
 /// an error (a truncated archive), not a shorter member.
-struct Whole<R> {
-    inner: R,
-    left: u64,
+pub(super) struct Whole<R> {
+    pub(super) inner: R,
+    pub(super) left: u64,
 }
 
 impl<R: Read> Read for Whole<R> {
