@@ -22,6 +22,8 @@
 
 use std::collections::HashMap;
 
+use super::scan;
+
 /// How many modules one report may list: a process maps a few hundred, a report that
 /// lists more is not one.
 const MAX_MODULES: usize = 65_536;
@@ -279,7 +281,7 @@ fn proc_maps(text: &str) -> Option<(Mapped, u64)> {
 /// A tombstone's path and the build ID in its notes (`/system/lib64/libc.so (BuildId:
 /// 1a2b…) (load bias 0x1000)`).
 fn tombstone_notes(path: &str) -> (&str, Option<String>) {
-    let Some(at) = path.find(" (BuildId: ") else {
+    let Some(at) = scan::find(path, " (BuildId: ") else {
         return (
             path.split(" (load bias").next().unwrap_or(path).trim(),
             None,
@@ -296,7 +298,7 @@ fn tombstone_notes(path: &str) -> (&str, Option<String>) {
 /// `0xSTART - 0xEND  NAME …`: a stackwalker's `Loaded modules:` entry, or Apple's
 /// `Binary Images:` entry (`+IDENT (VERSION) <UUID> PATH`).
 fn image_list(text: &str) -> Option<(Mapped, u64)> {
-    let (start, rest) = text.split_once(" - ")?;
+    let (start, rest) = scan::split_once(text, " - ")?;
     let start = hex(start.trim().strip_prefix("0x")?)?;
     let rest = rest.trim_start();
     let (end, rest) = rest.split_once(char::is_whitespace)?;
@@ -340,9 +342,7 @@ fn image_list(text: &str) -> Option<(Mapped, u64)> {
 /// its name.
 fn microdump(text: &str) -> Option<(Mapped, u64)> {
     // Behind logcat's prefix, as Android logs a microdump.
-    let text = text
-        .split_once("google-breakpad: ")
-        .map_or(text, |(_, after)| after);
+    let text = scan::split_once(text, "google-breakpad: ").map_or(text, |(_, after)| after);
     let mut words = text.strip_prefix("M ")?.split_whitespace();
     let start = hex(words.next()?)?;
     let offset = hex(words.next()?)?;
@@ -378,7 +378,7 @@ fn apple_ident(text: &str) -> &str {
         )) => head,
         _ => text,
     };
-    match text.rfind(" (") {
+    match scan::rfind(text, " (") {
         Some(at) if text.ends_with(')') && at > 0 => text[..at].trim(),
         _ => text,
     }
@@ -387,7 +387,7 @@ fn apple_ident(text: &str) -> &str {
 /// `PE  400000-  4a6000  Deferred  game`, `ELF 7b400000-7b812000 Deferred ntdll<elf>`
 /// or `  \-PE  7b420000-7b812000  \  kernel32`: an entry of Wine's `Modules:` list.
 fn wine(text: &str) -> Option<(Mapped, u64)> {
-    let kind_end = text.find(char::is_whitespace)?;
+    let kind_end = scan::whitespace(text)?;
     let kind = text[..kind_end].trim_start_matches("\\-");
     if !matches!(kind, "PE" | "ELF" | "PE-Wine" | "Mach-O") {
         return None;

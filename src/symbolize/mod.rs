@@ -19,6 +19,7 @@ pub(crate) mod ondevice;
 mod pseudo;
 pub(crate) mod render;
 pub(crate) mod run;
+mod scan;
 pub(crate) mod sources;
 mod spool;
 pub(crate) mod store;
@@ -140,6 +141,9 @@ pub struct Symbolizer {
     sources: Sources,
     /// By (module as named, build ID).
     modules: HashMap<(Option<String>, Option<String>), Module>,
+    /// The last of them looked up: a report's frames come in runs of one module, and
+    /// the map's key costs two copies to build.
+    last: Option<(Option<String>, Option<String>, Module)>,
     /// By symbol file or dumped object: two names of one module share it.
     loaded: HashMap<PathBuf, Option<Arc<SymFile<Bytes>>>>,
     /// Modules already warned of offsets past their symbol file's end, of resolution
@@ -249,6 +253,7 @@ impl Symbolizer {
             warnings: sources.missing_dirs(),
             sources,
             modules: HashMap::new(),
+            last: None,
             loaded: HashMap::new(),
             warned: HashMap::new(),
             symbol_bytes: 0,
@@ -519,11 +524,18 @@ impl Symbolizer {
     }
 
     fn module(&mut self, want: Wanted) -> Module {
+        if let Some((module, build_id, found)) = &self.last
+            && module.as_deref() == want.module
+            && build_id.as_deref() == want.build_id
+        {
+            return found.clone();
+        }
         let key = (
             want.module.map(str::to_string),
             want.build_id.map(str::to_string),
         );
         if let Some(m) = self.modules.get(&key) {
+            self.last = Some((key.0, key.1, m.clone()));
             return m.clone();
         }
         if self.modules.len() >= MAX_MODULES {
@@ -557,6 +569,7 @@ impl Symbolizer {
             }
             Source::Missing => Module::new(None, None),
         };
+        self.last = Some((key.0.clone(), key.1.clone(), found.clone()));
         self.modules.insert(key, found.clone());
         found
     }

@@ -15,7 +15,7 @@ use super::live::{Report, Whole};
 use super::maps::ModuleMap;
 use super::render::{Renderer, Tally};
 use super::spool::Spool;
-use super::{Outcome, Resolved, Symbolizer, ips, ondevice};
+use super::{Outcome, Resolved, Symbolizer, ips, ondevice, scan};
 use crate::error::{Warning, WarningKind};
 
 pub use super::emit::{Format, OUTPUT_FACTOR, OUTPUT_SLACK};
@@ -289,7 +289,7 @@ fn hold(
 
 /// Learns the module-map entries of `text`, each `#012` segment of it.
 fn learn_map(map: &mut ModuleMap, text: &str) {
-    text.split(ESCAPED_NEWLINE).for_each(|s| map.learn(s));
+    scan::split(text, ESCAPED_NEWLINE).for_each(|s| map.learn(s));
 }
 
 /// What a text report's reading keeps from line to line.
@@ -358,10 +358,10 @@ impl Lines {
                 continue;
             };
             // Each segment's frame, found once.
-            let segments: Vec<(&str, Option<input::Frame<'_>>)> = text
-                .split(ESCAPED_NEWLINE)
-                .map(|s| (s, input::frame(s)))
-                .collect();
+            let segments: Vec<(&str, Option<input::Frame<'_>>)> =
+                scan::split(text, ESCAPED_NEWLINE)
+                    .map(|s| (s, input::frame(s)))
+                    .collect();
             if may_hold {
                 learn_map(&mut self.map, text);
                 if self.unplaced(&segments) {

@@ -6,13 +6,15 @@
 
 use std::ops::Range;
 
+use crate::symbolize::scan;
+
 /// The most frames one line is read for: ESP-IDF prints at most 100.
 const MAX_FRAMES: usize = 1024;
 
 /// The PCs of a `Backtrace:` line and where each stands in it; None for any other
 /// line.
 pub fn backtrace(line: &str) -> Option<Vec<(u64, Range<usize>)>> {
-    let at = line.find("Backtrace:")?;
+    let at = scan::find(line, "Backtrace:")?;
     let before = line[..at].trim();
     // Alone on its line, or behind a log prefix that ends in `:` or `]`.
     if !(before.is_empty() || before.ends_with(':') || before.ends_with(']')) {
@@ -37,7 +39,7 @@ pub fn backtrace(line: &str) -> Option<Vec<(u64, Range<usize>)>> {
 /// The firmware's identity an ESP-IDF panic prints after its backtrace: `ELF file
 /// SHA256: 5f1e0a9c2b3d4e6f`, the first hex digits of the ELF's SHA-256.
 pub fn elf_sha256(line: &str) -> Option<&str> {
-    let at = line.find("ELF file SHA256:")?;
+    let at = scan::find(line, "ELF file SHA256:")?;
     let hex = line[at + "ELF file SHA256:".len()..]
         .split_whitespace()
         .next()?;

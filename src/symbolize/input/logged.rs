@@ -3,6 +3,8 @@
 //! a program's `0xADDR (module+0xOFF)` crash locus, a Windows crash log's
 //! `Game.dll+00F18CB`, and the Windows Event Log's `Fault offset:`.
 
+use crate::symbolize::scan;
+
 use super::{
     Base, Family, Frame, Pc, SANITIZER, caller_after_first, is_hex, parse_hex, split_word, token,
 };
@@ -14,12 +16,12 @@ use super::{
 /// others return addresses: [`super::Context`] tells them apart.
 pub(super) fn dart_vm(line: &str) -> Option<Frame<'_>> {
     let text = line.trim_end();
-    let pc = text.find("pc 0x")?;
-    let fp = pc + text[pc..].find(" fp 0x")?;
+    let pc = scan::find(text, "pc 0x")?;
+    let fp = pc + scan::find(&text[pc..], " fp 0x")?;
     let (_, rest) = split_word(&text[fp + 4..])?;
     let token = rest.trim();
-    let (module, offset) = token.rsplit_once("+0x")?;
-    if module.is_empty() || module.contains(char::is_whitespace) {
+    let (module, offset) = scan::rsplit_once(token, "+0x")?;
+    if module.is_empty() || scan::whitespace(module).is_some() {
         return None;
     }
     let start = text.len() - token.len();
@@ -98,7 +100,7 @@ pub(super) fn bare_offset(line: &str) -> Option<Frame<'_>> {
     let known = ["dll", "exe", "so", "dylib", "sys", "pyd", "node"]
         .iter()
         .any(|e| ext.eq_ignore_ascii_case(e));
-    if !known || offset.len() < 4 || !is_hex(offset) || module.contains(char::is_whitespace) {
+    if !known || offset.len() < 4 || !is_hex(offset) || scan::whitespace(module).is_some() {
         return None;
     }
     let start = line.len() - line.trim_start().len();
@@ -162,7 +164,11 @@ pub(super) fn windbg(line: &str) -> Option<Frame<'_>> {
     let mut columns = 0;
     let site_start = loop {
         let (word, after) = split_word(rest)?;
-        let digits = word.replace('`', "");
+        // Most words hold no backtick: the split 64-bit word alone is copied.
+        let digits = match word.contains('`') {
+            true => std::borrow::Cow::Owned(word.replace('`', "")),
+            false => std::borrow::Cow::Borrowed(word),
+        };
         let address = digits.len() >= 8 && parse_hex(&digits).is_some();
         if address {
             columns += 1;
@@ -195,7 +201,7 @@ pub(super) fn windbg(line: &str) -> Option<Frame<'_>> {
         if !plausible_module(module) || symbol.is_empty() || symbol.starts_with("0x") {
             return None;
         }
-        let (function, offset) = match symbol.rsplit_once("+0x") {
+        let (function, offset) = match scan::rsplit_once(symbol, "+0x") {
             Some((function, offset)) => (function, parse_hex(offset)?),
             None => (symbol, 0),
         };
@@ -205,7 +211,7 @@ pub(super) fn windbg(line: &str) -> Option<Frame<'_>> {
         return Some(frame(module, Some(function), offset, site.len()));
     }
     let site = site_start;
-    let (module, offset) = site.rsplit_once("+0x")?;
+    let (module, offset) = scan::rsplit_once(site, "+0x")?;
     if !plausible_module(module) {
         return None;
     }
@@ -235,7 +241,7 @@ pub(super) fn is_crashlytics_header(line: &str) -> bool {
             .strip_prefix(". ")
             .unwrap_or(r)
     });
-    rest.starts_with("Crashed: ") && !rest.contains("::")
+    rest.starts_with("Crashed: ") && !scan::contains(rest, "::")
 }
 
 /// The faulting module a Windows Error Reporting text names, before its offset:
@@ -248,13 +254,13 @@ pub(super) fn faulting_module(line: &str) -> Option<&str> {
         .iter()
         .find_map(|p| text.strip_prefix(p))?;
     let name = rest.trim().split(',').next()?.trim();
-    (!name.is_empty() && !name.contains(char::is_whitespace)).then_some(name)
+    (!name.is_empty() && scan::whitespace(name).is_none()).then_some(name)
 }
 
 /// A `Report.wer` file's `Sig[N].Name=…` line: N and the name.
 pub(super) fn wer_signature_name(line: &str) -> Option<(&str, &str)> {
     let rest = line.trim().strip_prefix("Sig[")?;
-    let (n, name) = rest.split_once("].Name=")?;
+    let (n, name) = scan::split_once(rest, "].Name=")?;
     n.parse::<u32>().ok()?;
     Some((n, name))
 }

@@ -37,6 +37,8 @@
 
 use std::ops::Range;
 
+use super::scan;
+
 pub mod esp;
 mod logged;
 mod wine;
@@ -183,9 +185,9 @@ impl Context {
     /// Learns what `line` says, if anything: a module's build ID, or that a stack of
     /// unnumbered frames starts (a JVM's `Native frames:` and `Problematic frame:`).
     pub fn learn(&mut self, line: &str) {
-        if line.contains("Native frames:")
-            || line.contains("Problematic frame:")
-            || line.contains("===== CRASH =====")
+        if scan::contains(line, "Native frames:")
+            || scan::contains(line, "Problematic frame:")
+            || scan::contains(line, "===== CRASH =====")
         {
             self.stack_starts = true;
         }
@@ -240,7 +242,7 @@ impl Context {
 
     fn learn_build_id(&mut self, line: &str) {
         let text = line.trim();
-        let Some(at) = text.find("odule ") else {
+        let Some(at) = scan::find(text, "odule ") else {
             return;
         };
         if !(text[..at].ends_with('M') || text[..at].ends_with("Found m")) {
@@ -250,7 +252,7 @@ impl Context {
         let Some((module, _)) = split_word(rest) else {
             return;
         };
-        let Some(id_at) = rest.find("with build-id") else {
+        let Some(id_at) = scan::find(rest, "with build-id") else {
             return;
         };
         let id = rest[id_at + "with build-id".len()..]
@@ -318,7 +320,7 @@ fn coredump(line: &str) -> Option<Frame<'_>> {
 /// moved back into the call (less `GetPcAdjustment`): looked up as printed.
 fn android(line: &str) -> Option<Frame<'_>> {
     let mut from = 0;
-    while let Some(i) = line[from..].find("pc ") {
+    while let Some(i) = scan::find(&line[from..], "pc ") {
         let at = from + i;
         from = at + 3;
         if let Some(frame) = android_at(line, at) {
@@ -371,15 +373,15 @@ fn android_at(line: &str, at: usize) -> Option<Frame<'_>> {
 fn graphene(line: &str) -> Option<Frame<'_>> {
     let text = line.trim_end();
     let body = text.strip_suffix(')')?;
-    let pc_at = body.rfind("pc ")?;
+    let pc_at = scan::rfind(body, "pc ")?;
     if !(body[..pc_at].ends_with('(') || body[..pc_at].ends_with(", ")) {
         return None;
     }
     let offset = parse_hex(&body[pc_at + 3..])?;
     let start = line.len() - line.trim_start().len();
-    let open = line[start..].find(" (")? + start;
+    let open = scan::find(&line[start..], " (")? + start;
     let module = &line[start..open];
-    if !module.starts_with('/') || module.contains(char::is_whitespace) {
+    if !module.starts_with('/') || scan::whitespace(module).is_some() {
         return None;
     }
     Some(module_frame(line, module, offset, Base::Vaddr, Pc::Exact))
@@ -392,7 +394,7 @@ fn stackwalker(line: &str) -> Option<Frame<'_>> {
     let (number, rest) = split_word(line)?;
     let number: u64 = number.parse().ok()?;
     let rest = without_note(rest.trim_end());
-    let Some((module, offset)) = rest.rsplit_once(" + 0x") else {
+    let Some((module, offset)) = scan::rsplit_once(rest, " + 0x") else {
         return stackwalker_address(line, rest, number);
     };
     // A module's name may hold spaces (`Electron Framework`); one with a function
@@ -456,8 +458,19 @@ fn without_note(text: &str) -> &str {
 /// from the module's base; callers' are return addresses.
 fn stackwalker_machine(line: &str) -> Option<Frame<'_>> {
     let text = line.trim_end();
-    let fields: Vec<&str> = text.split('|').collect();
-    let [thread, number, module, "", _, _, offset] = fields[..] else {
+    // Seven fields, no more: read without collecting them, as every line is tried.
+    let mut fields = text.split('|');
+    let mut field = || fields.next();
+    let (Some(thread), Some(number), Some(module), Some(""), Some(_), Some(_), Some(offset), None) = (
+        field(),
+        field(),
+        field(),
+        field(),
+        field(),
+        field(),
+        field(),
+        field(),
+    ) else {
         return None;
     };
     thread.parse::<u32>().ok()?;
@@ -481,7 +494,7 @@ fn apple(line: &str) -> Option<Frame<'_>> {
     let (number, rest) = split_word(line)?;
     let number: u64 = number.parse().ok()?;
     let text = rest.trim_end();
-    let Some((head, offset)) = text.rsplit_once(" + ") else {
+    let Some((head, offset)) = scan::rsplit_once(text, " + ") else {
         return apple_symbolized(line, text, number);
     };
     if offset.is_empty() || offset.len() > 20 || !offset.bytes().all(|b| b.is_ascii_digit()) {
@@ -510,11 +523,11 @@ fn apple(line: &str) -> Option<Frame<'_>> {
 fn apple_symbolized<'a>(line: &'a str, text: &'a str, number: u64) -> Option<Frame<'a>> {
     let tail = text
         .strip_suffix(')')
-        .and_then(|t| t.rsplit_once(" ("))
+        .and_then(|t| scan::rsplit_once(t, " ("))
         .map_or(text, |(head, _)| head);
     let decimal = |n: &str| !n.is_empty() && n.len() <= 20 && n.bytes().all(|b| b.is_ascii_digit());
     // `symbol + N`, or Crashlytics' `symbol (file.c:376)` with no offset.
-    let offset_given = tail.rsplit_once(" + ").is_some_and(|(_, n)| decimal(n));
+    let offset_given = scan::rsplit_once(tail, " + ").is_some_and(|(_, n)| decimal(n));
     let line_given = text
         .strip_suffix(')')
         .and_then(|t| t.rsplit_once(':'))
@@ -567,12 +580,12 @@ fn hotspot(line: &str) -> Option<Frame<'_>> {
 /// addresses are return addresses (libunwind's).
 fn xorg(line: &str) -> Option<Frame<'_>> {
     let text = line.trim_end();
-    let bracket = text.rfind(" [0x")?;
+    let bracket = scan::rfind(text, " [0x")?;
     text[bracket + 4..].strip_suffix(']').and_then(parse_hex)?;
     let head = &text[..bracket];
     let inner = head.strip_suffix(')')?;
-    let open = inner.rfind(" (0x")?;
-    let (base, offset) = inner[open + 2..].split_once("+0x")?;
+    let open = scan::rfind(inner, " (0x")?;
+    let (base, offset) = scan::split_once(&inner[open + 2..], "+0x")?;
     parse_hex(&base[2..])?;
     let offset = parse_hex(offset)?;
     let (before, module) = text[..open].rsplit_once(' ')?;
@@ -611,7 +624,7 @@ fn gecko(line: &str) -> Option<Frame<'_>> {
 /// Frames there are return addresses (the first is `backtrace`'s caller's).
 fn backtrace_symbols(line: &str) -> Option<Frame<'_>> {
     let text = line.trim_end();
-    let Some(bracket) = text.rfind("[0x") else {
+    let Some(bracket) = scan::rfind(text, "[0x") else {
         return backtrace_symbols_wrapped(line);
     };
     // A log wrapper may close its own bracket after it: `[Backtrace 3: …[0x7f…]]`.
@@ -629,9 +642,9 @@ fn backtrace_symbols(line: &str) -> Option<Frame<'_>> {
                 inside => match inside.strip_prefix("+0x") {
                     Some(offset) => (open, parse_hex(offset)?, Base::Vaddr),
                     None => {
-                        let (symbol, offset) = inside.rsplit_once("+0x")?;
+                        let (symbol, offset) = scan::rsplit_once(inside, "+0x")?;
                         parse_hex(offset)?;
-                        if symbol.is_empty() || symbol.contains(char::is_whitespace) {
+                        if symbol.is_empty() || scan::whitespace(symbol).is_some() {
                             return None;
                         }
                         (open, address, Base::Absolute)
@@ -665,7 +678,7 @@ fn backtrace_symbols(line: &str) -> Option<Frame<'_>> {
 fn backtrace_symbols_wrapped(line: &str) -> Option<Frame<'_>> {
     let text = line.trim_end();
     let call = text.strip_suffix(')')?;
-    let open = call.rfind("(+0x")?;
+    let open = scan::rfind(call, "(+0x")?;
     let offset = parse_hex(&call[open + 4..])?;
     let module = call[..open]
         .rsplit_once(char::is_whitespace)
@@ -690,14 +703,14 @@ fn backtrace_symbols_wrapped(line: &str) -> Option<Frame<'_>> {
 /// given.
 fn plain(line: &str) -> Option<Frame<'_>> {
     let text = line.trim();
-    let plus = text.rfind("+0x")?;
+    let plus = scan::rfind(text, "+0x")?;
     let module = &text[..plus];
     // A C++ function with its offset (`android::Looper::pollInner(int)+0x3e7`) is no
     // module.
     if module.is_empty()
-        || module.contains(char::is_whitespace)
+        || scan::whitespace(module).is_some()
         || module.contains('!')
-        || module.contains("::")
+        || scan::contains(module, "::")
         || module.ends_with(')')
     {
         return None;
@@ -747,7 +760,7 @@ const DR_MEMORY: Delimited = Delimited {
     open: '<',
     separator: "+0x",
     close: '>',
-    accept: |m| !m.contains(char::is_whitespace),
+    accept: |m| scan::whitespace(m).is_none(),
 };
 
 /// `[module +0xOFF]`.
@@ -764,7 +777,7 @@ const HOTSPOT: Delimited = Delimited {
     open: '[',
     separator: "+0x",
     close: ']',
-    accept: |m| m.contains('.') && !m.starts_with("0x") && !m.contains(char::is_whitespace),
+    accept: |m| m.contains('.') && !m.starts_with("0x") && scan::whitespace(m).is_none(),
 };
 
 /// A token found: its module, offset, and the byte offsets of its delimiters.
@@ -793,7 +806,7 @@ impl<'a> Token<'a> {
 /// The last token of `line` in `shape`.
 fn token(line: &str, shape: Delimited) -> Option<Token<'_>> {
     // Most lines hold no such token: found absent at memchr's speed, not by the walk.
-    if !line.contains(shape.open) || !line.contains(shape.separator) {
+    if !line.contains(shape.open) || !scan::contains(line, shape.separator) {
         return None;
     }
     let (open, close) = last_group(line, shape.open, shape.close, |inner| {
@@ -810,7 +823,7 @@ fn token(line: &str, shape: Delimited) -> Option<Token<'_>> {
 
 /// The module and offset inside a token's delimiters, if it is one of `shape`.
 fn split_token<'a>(inner: &'a str, shape: &Delimited) -> Option<(&'a str, u64)> {
-    let (module, offset) = inner.rsplit_once(shape.separator)?;
+    let (module, offset) = scan::rsplit_once(inner, shape.separator)?;
     let offset = parse_hex(offset)?;
     (!module.is_empty() && (shape.accept)(module)).then_some((module, offset))
 }
@@ -905,7 +918,7 @@ fn strip_arch(module: &str) -> &str {
 /// `(BuildId: hex)` after byte `from` of `line`.
 fn build_id_after(line: &str, from: usize) -> Option<&str> {
     let rest = line.get(from..)?;
-    let start = rest.find("(BuildId: ")? + "(BuildId: ".len();
+    let start = scan::find(rest, "(BuildId: ")? + "(BuildId: ".len();
     let len = rest[start..].find(')')?;
     let id = &rest[start..start + len];
     is_build_id(id).then_some(id)
@@ -918,7 +931,7 @@ fn is_build_id(text: &str) -> bool {
 
 fn split_word(text: &str) -> Option<(&str, &str)> {
     let text = text.trim_start();
-    let end = text.find(char::is_whitespace).unwrap_or(text.len());
+    let end = scan::whitespace(text).unwrap_or(text.len());
     (end > 0).then(|| (&text[..end], &text[end..]))
 }
 

@@ -2,6 +2,8 @@
 //! under Wine: `=>0 0x7b4503f0 in ntdll (+0x503f0) (0x0032f4a8)`, callers indented, a
 //! symbol and source between the PC and `in` when Wine knows them.
 
+use crate::symbolize::scan;
+
 use super::{Base, Family, Frame, Pc, caller_after_first, parse_hex};
 
 /// `=>0 0x7b4503f0 in ntdll (+0x503f0) (0x0032f4a8)` or `  2 0x0040113c
@@ -18,8 +20,7 @@ pub(super) fn wine(line: &str) -> Option<Frame<'_>> {
     let rest = rest[digits..].strip_prefix(' ')?.trim_start();
     let (pc, rest) = rest.split_once(' ')?;
     let pc = parse_hex(pc.strip_prefix("0x")?)?;
-    let at = rest
-        .rfind(" in ")
+    let at = scan::rfind(rest, " in ")
         .map(|i| i + 4)
         .or_else(|| rest.strip_prefix("in ").map(|_| 3))?;
     let after = &rest[at..];
