@@ -10,6 +10,9 @@
   local files links point to. Placeholders (`<arch>`, `*`, `{a,b}`, `…`) are not paths.
 - Every `cargo test --test NAME` the docs quote names a test target.
 - No source file is over 1,000 lines.
+- Every item ARCHITECTURE.md's public-API paragraph (and its list of error types) quotes
+  is public: reachable from src/lib.rs through `pub mod` and `pub use`, or a `pub fn`
+  of a reachable type (`Batch::new`).
 """
 import os
 import re
@@ -95,9 +98,73 @@ def check_lengths():
             problems.append(f"{rel} has {n} lines (at most {MAX_LINES})")
 
 
+# Names those paragraphs quote that are not this crate's items.
+NOT_OURS = {"Display", "FromStr", "as_ref()", "source()", "String", "net", "cli", "-m"}
+PUB_ITEM = re.compile(r"^\s*pub (?:fn|struct|enum|trait|const|static|type|mod) ([A-Za-z_]\w*)", re.M)
+PUB_USE = re.compile(r"^\s*pub use ([^;]+);", re.M)
+
+
+def module_file(folder, name):
+    for rel in (os.path.join(folder, name + ".rs"), os.path.join(folder, name, "mod.rs")):
+        if os.path.exists(os.path.join(ROOT, rel)):
+            return rel
+    return None
+
+
+def reachable():
+    """Every public path of the crate (`batch::byid::ById`), and the file of each."""
+    found = {}
+    todo = [("", "src/lib.rs")]
+    while todo:
+        prefix, rel = todo.pop()
+        text = re.sub(r"#\[cfg\(test\)\]\s*mod tests[\s\S]*", "", read(rel))
+        folder = os.path.dirname(rel) if rel.endswith(("lib.rs", "mod.rs")) else rel[:-3]
+        for m in PUB_ITEM.finditer(text):
+            path = prefix + m.group(1)
+            found[path] = rel
+            if re.match(r"\s*pub mod", m.group(0)):
+                sub = module_file(folder, m.group(1))
+                if sub:
+                    todo.append((path + "::", sub))
+        for m in PUB_USE.finditer(text):
+            spec = re.sub(r"\s+", "", m.group(1))
+            head, _, tail = spec.partition("{")
+            names = tail.rstrip("}").split(",") if tail else [head.rsplit("::", 1)[-1]]
+            for name in filter(None, names):
+                found[prefix + name.split("::")[-1].split(" as ")[-1]] = rel
+    return found
+
+
+def check_public_names():
+    text = read("docs/ARCHITECTURE.md")
+    start = text.find("No public function returns")
+    end = text.find("\n- ", text.find("- The public API:"))
+    if start < 0 or end < 0:
+        problems.append("docs/ARCHITECTURE.md: no public-API paragraph to check")
+        return
+    public = reachable()
+    sources_text = {rel: read(rel) for rel in sources()}
+    for m in QUOTED.finditer(text[start:end]):
+        name = re.sub(r"\s+", "", m.group(1))
+        if name in NOT_OURS or not re.fullmatch(r"[A-Za-z_]\w*(::[A-Za-z_]\w*)*", name):
+            continue
+        if any(p == name or p.endswith("::" + name) for p in public):
+            continue
+        owner, _, method = name.rpartition("::")
+        holders = [p for p in public if p == owner or p.endswith("::" + owner)]
+        if method and holders and any(
+            re.search(r"impl[^{]*\b" + re.escape(owner.split("::")[-1]) + r"\b[^{]*\{", t)
+            and re.search(r"^\s*pub fn " + re.escape(method) + r"\b", t, re.M)
+            for t in sources_text.values()
+        ):
+            continue
+        problems.append(f"docs/ARCHITECTURE.md: names `{name}` as public, which is not")
+
+
 check_architecture()
 check_quoted_paths()
 check_lengths()
+check_public_names()
 for p in problems:
     print(p)
 sys.exit(1 if problems else 0)

@@ -81,7 +81,7 @@ fn warn_of_deep_names(mut dump: Dump) -> Dump {
             "Swift's demangler could not read them"
         } else {
             "Swift's demangler runs only in a helper process, which this program starts \
-             none of (dumpsyms::isolate_swift_demangler)"
+             none of (dumpsyms::swift_demangler)"
         };
         dump.warnings.push(
             WarningKind::Names,

@@ -139,13 +139,13 @@ impl Warning {
     }
 
     /// The same warning, about `scope` (a section, stream or file).
-    pub fn on(mut self, scope: impl Into<String>) -> Warning {
+    pub(crate) fn on(mut self, scope: impl Into<String>) -> Warning {
         self.scope = Some(scope.into());
         self
     }
 
     /// The same warning, about `offset` in its scope.
-    pub fn at(mut self, offset: u64) -> Warning {
+    pub(crate) fn at(mut self, offset: u64) -> Warning {
         self.offset = Some(offset);
         self
     }
@@ -166,17 +166,17 @@ pub struct Warnings(Vec<Warning>);
 
 impl Warnings {
     /// Records one warning of `kind`.
-    pub fn push(&mut self, kind: WarningKind, message: impl Into<String>) {
+    pub(crate) fn push(&mut self, kind: WarningKind, message: impl Into<String>) {
         self.0.push(Warning::new(kind, message));
     }
 
     /// Records one warning, with its place.
-    pub fn add(&mut self, warning: Warning) {
+    pub(crate) fn add(&mut self, warning: Warning) {
         self.0.push(warning);
     }
 
     /// Appends another list, keeping its order.
-    pub fn extend(&mut self, other: Warnings) {
+    pub(crate) fn extend(&mut self, other: Warnings) {
         self.0.extend(other.0);
     }
 
@@ -203,11 +203,6 @@ impl Warnings {
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }
-
-    /// Whether any warning is of `kind`.
-    pub fn any_of(&self, kind: WarningKind) -> bool {
-        self.0.iter().any(|w| w.kind == kind)
-    }
 }
 
 impl IntoIterator for Warnings {
@@ -233,6 +228,9 @@ pub enum ArgumentError {
     /// A debug id that is not one word (empty, or with a space or control character).
     #[error("{0:?} is not a debug id (one word, no spaces)")]
     DebugId(String),
+    /// An upload protocol none of the three (`--upload-protocol`).
+    #[error("{0:?}: the protocols are sym-upload-v1, sym-upload-v2 and tecken")]
+    Protocol(String),
     /// A code id that is not one word.
     #[error("{0:?} is not a code id (one word, no spaces)")]
     CodeId(String),

@@ -58,7 +58,7 @@ mod workers;
 use std::path::PathBuf;
 
 pub use batch::tree::is_dsym_bundle;
-pub use breakpad::store::{store_path, sym_file_name};
+pub use breakpad::store::store_path;
 pub use breakpad::{WriteOptions, write_module};
 pub use dumping::{architectures, dump, dump_bytes};
 pub use error::{ArgumentError, Error, ErrorKind, Warning, WarningKind, Warnings};
@@ -67,22 +67,40 @@ pub use model::ids::{Arch, CodeId, DebugId};
 pub use model::module::{Function, Inline, Line, Module, Public};
 pub use options::{Dump, NoStackRecords, Options};
 pub use paths::SourcePaths;
-pub use untrusted::{Unsafe, UnsafeName, for_terminal};
+pub use untrusted::{Unsafe, UnsafeName};
 
-/// Makes this process hand Swift names to helper processes started from `exe` (the
-/// `dumpsyms` executable, or any that calls [`serve_swift_names`] when its first
-/// argument is [`SWIFT_HELPER_ARG`]): Swift's demangler is a C++ library that malformed
-/// names can crash or exhaust memory with, so it runs nowhere else. The `dumpsyms`
-/// command does this; without it Swift names are left raw.
-pub fn isolate_swift_demangler(exe: PathBuf) {
-    demangle::swift_helper::isolate(exe);
+/// `s` as it may be shown to a user: each password, key or token that a URL given to
+/// [`hide_secrets_of`] holds replaced, every control character and Unicode direction
+/// override escaped (`\n`, `\e`, `\u{202e}` …), and at most 4,096 bytes, with what was
+/// cut counted.
+pub fn for_terminal(s: &str) -> String {
+    untrusted::for_terminal(&fetch::redact::text(s))
 }
 
-/// The first argument that starts the executable as a Swift-name helper.
-pub const SWIFT_HELPER_ARG: &str = demangle::swift_helper::HELPER_ARG;
+/// Registers the password and the credential query values of `url`, a URL the user
+/// gave, as secrets of this run: [`for_terminal`], and every message this library
+/// writes, replace them wherever they appear, as written or percent-decoded.
+pub fn hide_secrets_of(url: &str) {
+    fetch::redact::url_with_secrets(url);
+}
 
-/// Serves Swift names on standard input and output until input ends (see
-/// [`isolate_swift_demangler`]); the process's exit code.
-pub fn serve_swift_names() -> u8 {
-    demangle::swift_helper::serve()
+/// Where Swift names are demangled: Swift's demangler is a C++ library that malformed
+/// names can crash or exhaust memory with, so it runs only in helper processes started
+/// from `exe` (the `dumpsyms` executable, or any that calls this first thing in
+/// `main`). Started as such a helper (by its first argument), this process serves names
+/// on standard input and output until input ends, and the exit code to end with is
+/// returned. Otherwise dumps in this process hand Swift names to helpers started from
+/// `exe`, and None is returned. Without this call (or without `exe`) Swift names are
+/// left raw.
+pub fn swift_demangler(exe: Option<PathBuf>) -> Option<u8> {
+    let helper = std::env::args_os()
+        .nth(1)
+        .is_some_and(|a| a == demangle::swift_helper::HELPER_ARG);
+    if helper {
+        return Some(demangle::swift_helper::serve());
+    }
+    if let Some(exe) = exe {
+        demangle::swift_helper::isolate(exe);
+    }
+    None
 }

@@ -26,7 +26,7 @@ pub struct ById {
 
 /// What to dump for a module asked for by id.
 #[derive(Debug)]
-pub struct Local {
+pub(crate) struct Local {
     /// The file to dump (a PDB, a PE, an ELF executable or debug file).
     pub input: PathBuf,
     /// The other half of a Windows module, when one was asked for.
@@ -111,7 +111,7 @@ pub enum Unavailable {
 impl Unavailable {
     /// True when every server asked answered that it does not have the module: counted,
     /// not a failure.
-    pub fn not_found(&self) -> bool {
+    pub(crate) fn not_found(&self) -> bool {
         matches!(self, Unavailable::NotFound { .. })
     }
 }
@@ -132,7 +132,7 @@ impl ById {
     /// The debug id its symbol file is stored under, when the row tells it: given, or
     /// for an ELF module computed from its build ID as the dumper computes it (for a
     /// little-endian file, which nearly every ELF target is).
-    pub fn store_debug_id(&self) -> Option<String> {
+    pub(crate) fn store_debug_id(&self) -> Option<String> {
         if let Some(id) = &self.debug_id {
             return Some(id.as_ref().to_ascii_uppercase());
         }
@@ -144,7 +144,7 @@ impl ById {
     }
 
     /// Fetches what dumping this module needs.
-    pub fn fetch(&self, opts: &Options) -> Result<Local, Unavailable> {
+    pub(crate) fn fetch(&self, opts: &Options) -> Result<Local, Unavailable> {
         crate::untrusted::path_component(&self.file, "module name")?;
         if self.is_pdb() {
             self.fetch_pdb(opts)

@@ -64,9 +64,15 @@ pub enum ListError {
 /// The largest list read: about 1.8M rows of Socorro's (a day's list holds thousands).
 pub(crate) const MAX_LIST: u64 = 128 << 20;
 
-/// The text of the list at `path`: a regular file of at most 128 MiB (a
-/// device or a FIFO is refused at once, as tree inputs are, rather than read forever).
-pub fn read(path: &Path) -> Result<String, ListError> {
+/// The modules of the list at `path`, in its order, each once; and the rows that could
+/// not be read. The list is a regular file of at most 128 MiB (a device or a FIFO is
+/// refused at once, as tree inputs are, rather than read forever).
+pub fn read(path: &Path) -> Result<(Vec<ById>, Vec<BadRow>), ListError> {
+    Ok(parse(&text(path)?))
+}
+
+/// The text of the list at `path`.
+fn text(path: &Path) -> Result<String, ListError> {
     let fail = |source| ListError::Unreadable {
         path: path.to_path_buf(),
         source,
@@ -89,7 +95,7 @@ pub fn read(path: &Path) -> Result<String, ListError> {
 }
 
 /// The modules of a list, in its order, each once; and the rows that could not be read.
-pub fn parse(text: &str) -> (Vec<ById>, Vec<BadRow>) {
+pub(crate) fn parse(text: &str) -> (Vec<ById>, Vec<BadRow>) {
     let mut rows = Vec::new();
     let mut bad = Vec::new();
     let mut columns: Option<Columns> = None;

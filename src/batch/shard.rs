@@ -20,7 +20,7 @@ pub struct Shard {
 
 impl Shard {
     /// `K/N` (K from 1 to N) or `auto/N` (K is `$JOB_COMPLETION_INDEX` + 1).
-    pub fn parse(spec: &str) -> Result<Shard, ArgumentError> {
+    pub(crate) fn parse(spec: &str) -> Result<Shard, ArgumentError> {
         Shard::parse_with(spec, std::env::var(JOB_INDEX_VARIABLE).ok().as_deref())
     }
 
@@ -71,6 +71,14 @@ impl Shard {
         let key = format!("{name}/{}", id.to_ascii_uppercase());
         // xxh3 is specified to the bit, so every machine and version partitions alike.
         xxhash_rust::xxh3::xxh3_64(key.as_bytes()) % u64::from(self.count) == u64::from(self.index)
+    }
+}
+
+/// `K/N` (K from 1 to N) or `auto/N` (K is `$JOB_COMPLETION_INDEX` + 1).
+impl std::str::FromStr for Shard {
+    type Err = ArgumentError;
+    fn from_str(spec: &str) -> Result<Shard, ArgumentError> {
+        Shard::parse(spec)
     }
 }
 

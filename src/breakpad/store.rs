@@ -9,7 +9,7 @@ use crate::untrusted::UnsafeName;
 /// The file name of a module's symbol file in a symbol store: `<name>.sym`, where a
 /// Windows module's `.pdb` gives way to `.sym` (`app.pdb/<id>/app.sym`), as symbol
 /// servers and rust-minidump's lookup have it.
-pub fn sym_file_name(module_name: &str) -> String {
+pub(crate) fn sym_file_name(module_name: &str) -> String {
     let n = module_name;
     let leaf = match n.len().checked_sub(4) {
         Some(i) if n.is_char_boundary(i) && n[i..].eq_ignore_ascii_case(".pdb") => &n[..i],
@@ -18,8 +18,8 @@ pub fn sym_file_name(module_name: &str) -> String {
     format!("{leaf}.sym")
 }
 
-/// Where `module` goes in the symbol store `store`: `<name>/<debug id>/<file>` (see
-/// [`sym_file_name`]). Refused when the name or id, both read from the input, is not a
+/// Where `module` goes in the symbol store `store`: `<name>/<debug id>/<name>.sym`, where
+/// a Windows module's `.pdb` gives way to `.sym` (`app.pdb/<id>/app.sym`). Refused when the name or id, both read from the input, is not a
 /// safe single path component (`..`, separators, control characters): the file must
 /// land inside the store or nowhere.
 pub fn store_path(store: &Path, module: &Module) -> Result<PathBuf, UnsafeName> {

@@ -342,7 +342,7 @@ impl<B: AsRef<[u8]>> SymFile<B> {
     }
 
     /// Past the last byte any record names (PUBLIC records counting one byte).
-    pub fn end(&self) -> u64 {
+    pub(crate) fn end(&self) -> u64 {
         self.end
     }
 
@@ -377,7 +377,7 @@ impl<B: AsRef<[u8]>> SymFile<B> {
     /// and WinDbg's `` `anonymous namespace' `` is `(anonymous namespace)`. `None` when no
     /// record, or records at more than one address (overloads), answer to it: a name
     /// that does not tell the function gives no address rather than a guess.
-    pub fn address_of(&self, name: &str) -> Option<u64> {
+    pub(crate) fn address_of(&self, name: &str) -> Option<u64> {
         let want = debugger_name(name);
         if want.is_empty() {
             return None;
@@ -415,7 +415,7 @@ impl<B: AsRef<[u8]>> SymFile<B> {
 
     /// [`SymFile::lookup`], following at most `max_depth` levels of inlined calls (the
     /// outermost); says what it could not follow.
-    pub fn lookup_within(&self, addr: u64, max_depth: usize) -> (Vec<Frame<'_>>, Cut) {
+    pub(crate) fn lookup_within(&self, addr: u64, max_depth: usize) -> (Vec<Frame<'_>>, Cut) {
         // The names a lookup returns are read from the file: a page of them counted per
         // lookup, so that a report naming each of a file's millions of functions does
         // not keep the whole file resident (3M lookups held 280 MB of its pages).

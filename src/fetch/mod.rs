@@ -13,7 +13,7 @@ mod local;
 #[cfg(not(feature = "net"))]
 #[path = "offline.rs"]
 pub(crate) mod http;
-pub mod redact;
+pub(crate) mod redact;
 pub mod symbols;
 pub mod symsrv;
 

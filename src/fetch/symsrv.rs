@@ -57,6 +57,16 @@ impl Eq for Unanswered {}
 /// Largest configuration file read: a symbol path is a line or two.
 const MAX_CONFIG: u64 = 64 << 10;
 
+/// `_NT_SYMBOL_PATH` syntax: `srv*` and `symsrv*symsrv.dll*` entries are servers (the
+/// last element a URL, or a directory store), `cache*dir` adds a local store, anything
+/// else is a directory.
+impl std::str::FromStr for SymbolPath {
+    type Err = crate::error::ArgumentError;
+    fn from_str(spec: &str) -> Result<SymbolPath, Self::Err> {
+        SymbolPath::parse(spec)
+    }
+}
+
 impl SymbolPath {
     /// The symbol path a configuration file holds (Mozilla's dumper's
     /// `$HOME/.dump_syms/config`), `None` when it holds none. Opened without blocking
@@ -76,7 +86,7 @@ impl SymbolPath {
     /// Parses `_NT_SYMBOL_PATH` syntax. `srv*` and `symsrv*symsrv.dll*` entries are
     /// servers (the last element a URL, or a directory store), `cache*dir` adds a local
     /// store, anything else is a directory. Empty elements are ignored.
-    pub fn parse(spec: &str) -> Result<SymbolPath, crate::error::ArgumentError> {
+    pub(crate) fn parse(spec: &str) -> Result<SymbolPath, crate::error::ArgumentError> {
         let mut stores = Vec::new();
         for entry in spec.split(';').map(str::trim).filter(|e| !e.is_empty()) {
             let parts: Vec<&str> = entry.split('*').collect();

@@ -67,9 +67,15 @@ pub struct Search {
     pub servers: Vec<Warning>,
 }
 
+/// One sentence saying where the debug info was looked for.
+impl std::fmt::Display for Search {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.summary())
+    }
+}
+
 impl Search {
-    /// One sentence saying where the debug info was looked for.
-    pub fn summary(&self) -> String {
+    fn summary(&self) -> String {
         if let Some(pdb) = &self.pdb {
             let symbol_path = if self.tried.iter().any(|t| t.contains("://")) {
                 ""

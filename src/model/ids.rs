@@ -36,11 +36,6 @@ macro_rules! id_type {
                 debug_assert!(one_word(&id), "{id:?}");
                 $ty(id)
             }
-
-            /// The id as written.
-            pub fn as_str(&self) -> &str {
-                &self.0
-            }
         }
 
         impl FromStr for $ty {
@@ -169,7 +164,7 @@ const ALIASES: &[(&str, Arch)] = &[
 
 impl Arch {
     /// Breakpad's name: what the `MODULE` record writes.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         NAMES
             .iter()
             .find(|(a, _)| *a == self)
@@ -236,6 +231,6 @@ mod tests {
             assert!(bad.parse::<CodeId>().is_err(), "{bad:?}");
         }
         let code: CodeId = "5F8A1B2C1d000".parse().unwrap();
-        assert_eq!(code.as_str(), "5F8A1B2C1d000");
+        assert_eq!(code.as_ref(), "5F8A1B2C1d000");
     }
 }

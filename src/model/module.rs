@@ -114,7 +114,7 @@ const NAME_OMITTED: &str = "<name omitted>";
 
 impl Module {
     /// Whether STACK records will be written: unwind tables or frame data cover code.
-    pub fn has_stack_records(&self) -> bool {
+    pub(crate) fn has_stack_records(&self) -> bool {
         !self.stack_win.is_empty() || self.cfi.as_ref().is_some_and(|c| !c.is_empty())
     }
 

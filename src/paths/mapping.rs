@@ -26,13 +26,13 @@ use crate::error::{WarningKind, Warnings};
 /// Longest source file hashed for `{digest}`: the largest generated sources of real
 /// programs (amalgamations, embedded tables) are tens of MB; a path an input names may
 /// be a sparse file of any size. A larger one is not hashed: its path stays unmapped.
-pub const MAX_DIGESTED: u64 = 128 << 20;
+pub(crate) const MAX_DIGESTED: u64 = 128 << 20;
 
 /// Longest path a mapping may give: a real source link (a URL, `hg:…:path:rev`) is a
 /// few hundred bytes, and browsers and servers refuse URLs of tens of KB. A template
 /// that makes one longer (a `{digest}` repeated a thousand times) leaves the path as it
 /// was.
-pub const MAX_MAPPED: usize = 8 << 10;
+pub(crate) const MAX_MAPPED: usize = 8 << 10;
 
 /// Bytes that mapped paths may add to a run's output in all, over the paths they
 /// replace: a million real links are tens of MB.

@@ -27,7 +27,7 @@ pub(crate) use crate::breakpad::symfile;
 
 pub use emit::Format;
 pub use render::Tally;
-pub use sources::{NETWORK_TIME, Sources};
+pub use sources::Sources;
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -207,7 +207,8 @@ fn printable(frames: Vec<symfile::Frame<'_>>) -> (Vec<Resolved>, bool) {
 
 impl Symbolizer {
     /// Reads symbol files from store directories only.
-    pub fn new(stores: Vec<PathBuf>) -> Symbolizer {
+    #[cfg(test)]
+    fn new(stores: Vec<PathBuf>) -> Symbolizer {
         Symbolizer::with_sources(Sources {
             stores,
             ..Sources::default()

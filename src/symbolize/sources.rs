@@ -50,10 +50,6 @@ pub(crate) struct NetworkClock {
     spent: bool,
 }
 
-/// [`Sources::network_time`] unless told otherwise: a dripping or stalled server
-/// costs a run no more, however many modules it is asked for.
-pub const NETWORK_TIME: Duration = Duration::from_secs(30);
-
 /// What was found for a module.
 pub(crate) enum Source {
     /// A symbol file, from a store or a server's cache.

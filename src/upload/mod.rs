@@ -35,13 +35,13 @@ pub enum Protocol {
 }
 
 impl std::str::FromStr for Protocol {
-    type Err = UnknownProtocol;
-    fn from_str(s: &str) -> Result<Self, UnknownProtocol> {
+    type Err = crate::error::ArgumentError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
         match s {
             "sym-upload-v1" => Ok(Protocol::SymUploadV1),
             "sym-upload-v2" => Ok(Protocol::SymUploadV2),
             "tecken" => Ok(Protocol::Tecken),
-            _ => Err(UnknownProtocol(s.to_string())),
+            _ => Err(crate::error::ArgumentError::Protocol(s.to_string())),
         }
     }
 }
@@ -137,11 +137,6 @@ fn quoted(answer: &str) -> String {
     }
 }
 
-/// A protocol name that is none of the three.
-#[derive(Debug, thiserror::Error)]
-#[error("{0:?}: the protocols are sym-upload-v1, sym-upload-v2 and tecken")]
-pub struct UnknownProtocol(pub String);
-
 /// A symbol file to send, with what its MODULE record says.
 #[derive(Debug, Clone)]
 pub struct SymbolFile {
@@ -188,7 +183,7 @@ impl SymbolFile {
     }
 
     /// `<name>/<debug id>/<name>.sym`, its place in a symbol store.
-    pub fn store_path(&self) -> String {
+    pub(crate) fn store_path(&self) -> String {
         crate::breakpad::store::relative_path(&self.name, &self.debug_id)
     }
 
@@ -257,14 +252,14 @@ pub(crate) const UPLOAD_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// How long an upload run may take in all, by default: ten minutes, rate limits
 /// included (an always-429 server held 20 files for 33 minutes, then failed them all).
-pub const UPLOAD_MAX_TIME: Duration = Duration::from_secs(600);
+pub(crate) const UPLOAD_MAX_TIME: Duration = Duration::from_secs(600);
 
 /// Uploads in flight by default: a few, as symbol servers rate-limit clients that send
 /// many at once.
 pub(crate) const UPLOAD_JOBS: usize = 4;
 
 /// Tecken refuses an upload larger than this.
-pub const TECKEN_MAX_UPLOAD: u64 = 2_000_000_000;
+pub(crate) const TECKEN_MAX_UPLOAD: u64 = 2_000_000_000;
 
 /// Tecken refuses uploads over 2 GB; its documentation asks for zips under 1.5 GB.
 pub(crate) const TECKEN_ZIP_LIMIT: u64 = 1_500_000_000;

@@ -22,7 +22,7 @@ fn demangle(raw: &str) -> String {
 
 /// Dumps in this process hand Swift names to the command's helper, as `dumpsyms` does.
 fn isolate() {
-    dumpsyms::isolate_swift_demangler(env!("CARGO_BIN_EXE_dumpsyms").into());
+    dumpsyms::swift_demangler(Some(env!("CARGO_BIN_EXE_dumpsyms").into()));
 }
 
 fn swift_dir() -> std::path::PathBuf {

@@ -466,11 +466,11 @@ fn tecken_splits_large_sets_into_several_zips() {
         protocol: dumpsyms::upload::Protocol::Tecken,
         token: Some("t".into()),
         timeout: std::time::Duration::from_secs(30),
-        max_time: dumpsyms::upload::UPLOAD_MAX_TIME,
+        max_time: std::time::Duration::from_secs(600),
         retries: 0,
         jobs: 2,
         zip_limit: 0,
-        max_upload: dumpsyms::upload::TECKEN_MAX_UPLOAD,
+        max_upload: 2_000_000_000,
     };
     // Each file is larger than the limit: one zip each.
     up.zip_limit = 1;

@@ -17,6 +17,11 @@ use dumpsyms::symbolize::Sources;
 use dumpsyms::upload::Uploader;
 use dumpsyms::{Arch, CodeId, DebugId, Options};
 
+/// `symbolize`'s time on servers in all unless `--server-max-time` says otherwise: a
+/// dripping or stalled server costs a run no more, however many modules it is asked
+/// for.
+const NETWORK_TIME: Duration = Duration::from_secs(30);
+
 /// Writes Breakpad symbol files (.sym) from ELF, Mach-O and PE binaries with their DWARF
 /// or PDB debug info.
 ///
@@ -160,7 +165,7 @@ pub struct Cli {
     /// With --store: write only shard K of N (K from 1; auto/N takes K from
     /// JOB_COMPLETION_INDEX + 1), by module name and debug id, so that N runs split the
     /// work and together write what one run writes
-    #[arg(long, value_name = "K/N", requires = "store", value_parser = Shard::parse)]
+    #[arg(long, value_name = "K/N", requires = "store", value_parser = <Shard as std::str::FromStr>::from_str)]
     shard: Option<Shard>,
     /// With --store: also file each shared library's symbol file under its DT_SONAME
     /// when that differs from its file name (libfoo.so.1/<id>/libfoo.so.1.sym beside
@@ -322,8 +327,7 @@ impl SymbolizeArgs {
         sources.verified_only = self.verified_only;
         sources.firmware = self.firmware.clone();
         sources.network_time = Some(Duration::from_secs(
-            self.server_max_time
-                .unwrap_or(dumpsyms::symbolize::NETWORK_TIME.as_secs()),
+            self.server_max_time.unwrap_or(NETWORK_TIME.as_secs()),
         ));
         sources
     }
@@ -583,9 +587,9 @@ impl Cli {
             Some(self.symbol_server.join(";"))
         };
         let path = match spec {
-            Some(spec) => {
-                SymbolPath::parse(&spec).map_err(|e| usage(format!("--symbol-server: {e}")))?
-            }
+            Some(spec) => spec
+                .parse::<SymbolPath>()
+                .map_err(|e| usage(format!("--symbol-server: {e}")))?,
             None if may_ask_a_symbol_server(mode) => match mozilla_config() {
                 Some(path) => path,
                 None => return Ok(None),

@@ -39,16 +39,10 @@ static MALLOC_CONF: Option<&'static std::ffi::c_char> =
     Some(unsafe { &*c"oversize_threshold:0,dirty_decay_ms:2000".as_ptr() });
 
 fn main() -> ExitCode {
-    if std::env::args_os()
-        .nth(1)
-        .is_some_and(|a| a == dumpsyms::SWIFT_HELPER_ARG)
-    {
-        return ExitCode::from(dumpsyms::serve_swift_names());
-    }
     // Swift's demangler runs in helper copies of this executable (src/demangle/
-    // swift_helper.rs).
-    if let Ok(exe) = std::env::current_exe() {
-        dumpsyms::isolate_swift_demangler(exe);
+    // swift_helper.rs): this may be one.
+    if let Some(code) = dumpsyms::swift_demangler(std::env::current_exe().ok()) {
+        return ExitCode::from(code);
     }
     // Every URL the command line gives (`--symbols-url`, `--upload`, a symbol path):
     // its password and keys are never printed, whatever message quotes them.
@@ -56,7 +50,7 @@ fn main() -> ExitCode {
         let arg = arg.to_string_lossy();
         if let Some(at) = arg.find("://") {
             let start = arg[..at].rfind(['=', '*']).map_or(0, |p| p + 1);
-            dumpsyms::fetch::redact::url_with_secrets(&arg[start..]);
+            dumpsyms::hide_secrets_of(&arg[start..]);
         }
     }
     // The other dumpers' command lines, read as theirs (peers.rs).
@@ -133,14 +127,13 @@ fn missing(
     store: &std::path::Path,
     skip_existing: bool,
 ) -> bool {
-    let text = match dumpsyms::batch::missing::read(list) {
-        Ok(text) => text,
+    let (rows, bad) = match dumpsyms::batch::missing::read(list) {
+        Ok(read) => read,
         Err(e) => {
             say(&format!("dumpsyms: error: {e}"));
             return false;
         }
     };
-    let (rows, bad) = dumpsyms::batch::missing::parse(&text);
     for b in &bad {
         say(&format!(
             "dumpsyms: error: {}:{}: {}",
@@ -232,7 +225,7 @@ fn list_arch(inputs: &[std::path::PathBuf]) -> bool {
     for input in inputs {
         match dumpsyms::architectures(input) {
             Ok(arches) => {
-                let names: Vec<&str> = arches.iter().map(|a| a.name()).collect();
+                let names: Vec<String> = arches.iter().map(|a| a.to_string()).collect();
                 println!("{}: {}", input.display(), names.join(" "))
             }
             Err(e) => {

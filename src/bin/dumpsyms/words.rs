@@ -4,7 +4,6 @@
 use std::io::{self, IsTerminal};
 
 use dumpsyms::batch::{Counts, Event, Progress, Report};
-use dumpsyms::fetch::redact;
 use dumpsyms::upload::Sent;
 use indicatif::{ProgressBar, ProgressStyle};
 
@@ -19,7 +18,7 @@ pub(crate) fn say(line: &str) {
 
 /// `line` as it may be printed.
 fn shown(line: &str) -> String {
-    dumpsyms::for_terminal(&redact::text(line))
+    dumpsyms::for_terminal(line)
 }
 
 /// The lines of a batch on stderr, after the program's name: above the progress bar of
@@ -139,7 +138,7 @@ impl Report for Stderr {
                     Error,
                     &format!(
                         "{shown}: no debug info found; looked for {}. Writing what the binary itself has: symbol-table names and unwind tables{}",
-                        search.summary(),
+                        search,
                         if self.verbose {
                             ""
                         } else {

@@ -24,7 +24,7 @@ pub fn store_symbols(binary: &Path, store: &Path, cfi: bool) -> String {
     opts.cfi = cfi;
     let d = dumpsyms::dump(binary, &opts).unwrap_or_else(|e| panic!("{e}"));
     let m = &d.module;
-    let dir = store.join(&m.name).join(m.debug_id.as_str());
+    let dir = store.join(&m.name).join(m.debug_id.to_string());
     std::fs::create_dir_all(&dir).unwrap();
     let mut file = std::fs::File::create(dir.join(format!("{}.sym", m.name))).unwrap();
     dumpsyms::write_module(m, &Default::default(), &mut file).unwrap();
