@@ -36,7 +36,12 @@ pub fn unwind_section(data: &[u8]) {
         CfiArch::Mips,
     ];
     let arch = ARCHES[usize::from(pick >> 1) % ARCHES.len()];
-    let (out, _) = crate::unwind::fuzz::render_section(section, pick & 1 == 1, arch);
+    let (out, _) = crate::unwind::fuzz::render_section(
+        section,
+        pick & 1 == 1,
+        arch,
+        &crate::breakpad::cfi::Text,
+    );
     check_stack_cfi(&out);
     assert!(
         out.len() as u64 <= crate::unwind::file_allowance(section.len() as u64),
@@ -58,7 +63,8 @@ pub fn dwarf_expression(data: &[u8]) {
         CfiArch::Ppc64,
     ][usize::from(pick) % 4];
     for pc in [None, Some(0x1234)] {
-        if let Some(postfix) = crate::unwind::fuzz::translate_expression(expr, arch, pc) {
+        if let Some(tokens) = crate::unwind::fuzz::translate_expression(expr, arch, pc) {
+            let postfix = crate::breakpad::cfi::postfix_text(&tokens);
             assert!(!postfix.contains('\n'), "{postfix:?}");
             assert!(!postfix.is_empty());
             // A postfix expression is at most a few tokens per operation.
@@ -77,6 +83,7 @@ pub fn exidx(data: &[u8]) {
     let len = usize::from(u16::from_le_bytes([len[0], len[1]])).min(rest.len());
     let (exidx, extab) = rest.split_at(len);
     for rules in crate::unwind::fuzz::decode_exidx(exidx, extab) {
+        let rules = crate::breakpad::cfi::to_strings(&rules);
         assert!(rules.len() >= 2 && rules[0].0 == ".cfa" && rules[1].0 == ".ra");
         for (name, value) in rules {
             assert!(
@@ -140,6 +147,7 @@ pub fn pe_unwind(data: &[u8]) {
     {
         let mut last = None;
         for (i, (offset, rules)) in rows.iter().enumerate() {
+            let rules = crate::breakpad::cfi::to_strings(rules);
             if i == 0 {
                 assert_eq!(*offset, 0, "the first row is not at the function's start");
             }
@@ -546,7 +554,12 @@ mod tests {
         let mut input = vec![0u8];
         input.extend_from_slice(eh);
         unwind_section(&input);
-        let (out, skipped) = crate::unwind::fuzz::render_section(eh, false, CfiArch::X86_64);
+        let (out, skipped) = crate::unwind::fuzz::render_section(
+            eh,
+            false,
+            CfiArch::X86_64,
+            &crate::breakpad::cfi::Text,
+        );
         assert!(out.len() > 1000 && skipped.is_empty(), "{skipped:?}");
         let info = file.section_by_name(".debug_info");
         if let Some(info) = info {

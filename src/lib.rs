@@ -20,6 +20,7 @@
 
 #[cfg(feature = "archives")]
 mod archive;
+mod assemble;
 pub mod batch;
 pub mod breakpad;
 mod contain;

@@ -1,6 +1,6 @@
 //! One dump, for every format, top-down: identify the input (format, architecture,
 //! slice) → locate its companion files → read its sources (debug information, symbols,
-//! exports, unwind tables, frame data) → [`Module::build`] once → the [`Dump`].
+//! exports, unwind tables, frame data) → [`crate::assemble::build`] once → the [`Dump`].
 //!
 //! ELF, Mach-O and a PE carrying DWARF (MinGW) share the object path; a PE with its PDB
 //! and a PDB (with the PE beside it, when there is one) take their records from
@@ -10,12 +10,13 @@
 
 use std::path::Path;
 
+use crate::assemble::Sources;
 use crate::error::{Error, ErrorKind, WarningKind, Warnings};
 use crate::identity::{self, Identity, Layout};
 use crate::load::{Input, Object};
 use crate::locate::{self, DebugFile, Located, Search};
 use crate::model::ids::Arch;
-use crate::model::module::{Module, Sources};
+use crate::model::module::Module;
 use crate::options::{Dump, NoStackRecords, Options, basename};
 use crate::pdb::{PdbId, PdbOptions};
 use crate::{demangle, dwarf, pdb, symbols, unwind};
@@ -67,7 +68,7 @@ fn override_identity(identity: &mut Identity, opts: &Options) {
 
 /// A dump of the MODULE and INFO records only (`-i`).
 fn header_dump(identity: Identity, opts: &Options, warnings: Warnings) -> Dump {
-    let mut module = Module::header(identity);
+    let mut module = crate::assemble::header(identity);
     module.extra_info = opts.extra_info.clone();
     Dump {
         module,
@@ -131,11 +132,11 @@ fn object_without_unwind(obj: &Object, module: &Module) -> Option<NoStackRecords
         .then_some(NoStackRecords::NoUnwindTables)
 }
 
-/// [`Module::build`], with the output options.
+/// [`crate::assemble::build`], with the output options.
 fn build(mut sources: Sources, opts: &Options, warnings: &mut Warnings) -> Module {
     sources.extra_info = opts.extra_info.clone();
     sources.prefer_symbol_names = opts.prefer_symbol_names;
-    Module::build(sources, warnings)
+    crate::assemble::build(sources, warnings)
 }
 
 /// An ELF, Mach-O or DWARF-carrying PE object whose identity is known: its debug file

@@ -6,7 +6,7 @@
 //! Records are appended as bytes to the function's buffer: this runs for every row of
 //! every function, and formatting each rule through `write!` was most of its time.
 
-use crate::unwind::rows::{Key, Row, Rule, Token, Value};
+use crate::model::cfi::{CfiText, Key, Row, Rule, Token, Value};
 
 use super::hex;
 
@@ -145,47 +145,46 @@ fn push_change<V: RuleValue>(
     }
 }
 
-/// Writes `rows` (the first at the function's start) as an INIT record of `len` bytes
-/// and one record per change, naming only what changed. `address` turns a row's RVA
-/// into the address written.
-pub(crate) fn write_rows(rows: &[Row], len: u32, address: impl Fn(u32) -> u64, out: &mut Vec<u8>) {
-    let mut prev: &[(Key, Value)] = &[];
-    for (i, (rva, rules)) in rows.iter().enumerate() {
-        let at = address(*rva);
-        if i == 0 {
-            push_init(out, at, u64::from(len), rules);
-        } else {
-            push_change(out, at, prev, rules);
+/// The text of STACK CFI records, as the unwind tables are handed it (see
+/// [`CfiText`] for what each record holds).
+pub(crate) struct Text;
+
+impl CfiText for Text {
+    fn rows(&self, rows: &[Row], len: u32, address: &dyn Fn(u32) -> u64, out: &mut Vec<u8>) {
+        let mut prev: &[(Key, Value)] = &[];
+        for (i, (rva, rules)) in rows.iter().enumerate() {
+            let at = address(*rva);
+            if i == 0 {
+                push_init(out, at, u64::from(len), rules);
+            } else {
+                push_change(out, at, prev, rules);
+            }
+            out.push(b'\n');
+            prev = rules;
+        }
+    }
+
+    fn row(
+        &self,
+        out: &mut Vec<u8>,
+        address: u64,
+        len: u64,
+        prev: Option<&[(Key, Rule)]>,
+        current: &[(Key, Rule)],
+    ) -> bool {
+        match prev {
+            None => push_init(out, address, len, current),
+            Some(prev) if prev != current => push_change(out, address, prev, current),
+            Some(_) => return false,
         }
         out.push(b'\n');
-        prev = rules;
+        true
     }
-}
 
-/// Appends the line (ending in a newline) for a DWARF CFI row at `address` whose rules
-/// are `current`: after a row whose rules were `prev`, a change record; for the first
-/// row (`prev` is `None`), an INIT record of `len` bytes. False, with nothing written,
-/// when the rules did not change.
-pub(crate) fn row_line(
-    out: &mut Vec<u8>,
-    address: u64,
-    len: u64,
-    prev: Option<&[(Key, Rule)]>,
-    current: &[(Key, Rule)],
-) -> bool {
-    match prev {
-        None => push_init(out, address, len, current),
-        Some(prev) if prev != current => push_change(out, address, prev, current),
-        Some(_) => return false,
+    fn init(&self, out: &mut Vec<u8>, address: u64, len: u64, rules: &[(Key, Value)]) {
+        push_init(out, address, len, rules);
+        out.push(b'\n');
     }
-    out.push(b'\n');
-    true
-}
-
-/// Appends one `STACK CFI INIT` record holding for all of `[start, start + len)`.
-pub(crate) fn init_record(out: &mut Vec<u8>, address: u64, len: u64, rules: &[(Key, Value)]) {
-    push_init(out, address, len, rules);
-    out.push(b'\n');
 }
 
 #[cfg(any(feature = "fuzzing", test))]
@@ -243,7 +242,7 @@ mod tests {
             (0x18, fp),
             (0x1c, init),
         ];
-        write_rows(&rows, 0x20, u64::from, &mut out);
+        Text.rows(&rows, 0x20, &u64::from, &mut out);
         assert_eq!(
             String::from_utf8(out).unwrap(),
             "STACK CFI INIT 10 20 .cfa: sp .ra: x30\n\

@@ -86,7 +86,7 @@ pub fn write_module(m: &Module, opts: &WriteOptions, w: &mut dyn Write) -> io::R
     }
     write_stack_win(&m.stack_win, w)?;
     match &m.cfi {
-        Some(cfi) => cfi.write(w),
+        Some(tables) => tables.write(&cfi::Text, w),
         None => Ok(Warnings::default()),
     }
 }

@@ -1,7 +1,7 @@
 //! The records every debug-info reader produces, whatever the format: functions with
 //! their line rows and inline sites, the files and inline origins they refer to. DWARF
 //! ([`crate::dwarf`]) and PDB ([`crate::pdb`]) both fill a [`DebugInfo`]; the model
-//! (`Module::build`) takes it without knowing which one did.
+//! (`assemble.rs`) takes it without knowing which one did.
 
 use crate::model::body::{BodyRef, UnitBodies};
 pub use crate::model::body::{InlineSite, LineRow};

@@ -5,6 +5,7 @@
 //! frame data as `stack_win.rs`'s rows.
 
 pub(crate) mod body;
+pub(crate) mod cfi;
 pub(crate) mod debuginfo;
 pub mod ids;
 pub mod module;

@@ -7,7 +7,7 @@
 //! do with it.
 
 use super::regs::CfiArch;
-use super::rows::{Key, Value};
+use crate::model::cfi::{Key, Value};
 
 /// One function's entry: absolute start and end, and its encoding.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

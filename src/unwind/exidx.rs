@@ -7,7 +7,7 @@
 //! Hand-written: no crate decodes EHABI (gimli and object read DWARF CFI only).
 
 use super::regs::{CfiArch, Numbering};
-use super::rows::{Key, Value};
+use crate::model::cfi::{Key, Value};
 
 /// One index table entry: the function it covers and where its unwind data is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -10,7 +10,7 @@
 use gimli::{Encoding, Expression, Operation, Reader, ReaderOffset};
 
 use super::regs::{CfiArch, Numbering};
-use super::rows::Token;
+use crate::model::cfi::Token;
 
 /// Longest expression evaluated, and deepest stack: real CFI expressions have a handful
 /// of operations; damaged ones must not run long.

@@ -1,5 +1,5 @@
 //! The unwind readers' entry points for the fuzz targets (see [`crate::fuzzing`]) and
-//! the tests: whole sections in, rules as text out.
+//! the tests: whole sections in, rows and rules out (their text is breakpad/'s).
 
 use super::*;
 
@@ -11,6 +11,7 @@ pub(crate) fn render_section(
     data: &[u8],
     debug_frame: bool,
     arch: CfiArch,
+    text: &dyn CfiText,
 ) -> (Vec<u8>, Vec<String>) {
     let section = SectionCopy {
         data: data.to_vec(),
@@ -56,13 +57,17 @@ pub(crate) fn render_section(
         .collect();
     let mut out = Vec::new();
     // Writing to a Vec cannot fail.
-    warnings.extend(source.write(&mut out).unwrap_or_default());
+    warnings.extend(source.write_all(text, &mut out).unwrap_or_default());
     (out, warnings.into_iter().map(|w| w.message).collect())
 }
 
 /// Translates `expr` as a CFA or register rule of `arch`, at `pc` if given. For the fuzz
 /// targets.
-pub(crate) fn translate_expression(expr: &[u8], arch: CfiArch, pc: Option<u64>) -> Option<String> {
+pub(crate) fn translate_expression(
+    expr: &[u8],
+    arch: CfiArch,
+    pc: Option<u64>,
+) -> Option<Vec<rows::Token>> {
     let cx = expr::ExprContext {
         arch,
         numbering: Numbering::Gcc,
@@ -81,13 +86,12 @@ pub(crate) fn translate_expression(expr: &[u8], arch: CfiArch, pc: Option<u64>) 
     let cfa = expr::translate(expr, &cx, false).ok();
     let rule = expr::translate(expr, &cx, true).ok();
     cfa.or(rule)
-        .map(|tokens| crate::breakpad::cfi::postfix_text(&tokens))
 }
 
 /// Decodes every entry of `exidx` (a `.ARM.exidx` section at 0x8000, with `extab` as its
 /// `.ARM.extab` at 0x9000, in code that ends at 0x8000): the rules of those that unwind.
 /// For the fuzz targets.
-pub(crate) fn decode_exidx(exidx: &[u8], extab: &[u8]) -> Vec<Vec<(String, String)>> {
+pub(crate) fn decode_exidx(exidx: &[u8], extab: &[u8]) -> Vec<Vec<(Key, Value)>> {
     let table = |data: &[u8], address| exidx::Table {
         data: data.to_vec(),
         address,
@@ -97,14 +101,14 @@ pub(crate) fn decode_exidx(exidx: &[u8], extab: &[u8]) -> Vec<Vec<(String, Strin
     exidx::entries(&exidx, |start| (start < 0x8000).then_some(0x8000))
         .iter()
         .filter_map(|e| match exidx::decode(&exidx, &extab, e) {
-            Ok(exidx::Unwind::Rules(r)) => Some(crate::breakpad::cfi::to_strings(&r)),
+            Ok(exidx::Unwind::Rules(r)) => Some(r),
             _ => None,
         })
         .collect()
 }
 
 /// One function's rows as offsets from its start, or why it has none.
-pub(crate) type PeRows = Result<Vec<(u32, Vec<(String, String)>)>, String>;
+pub(crate) type PeRows = Result<Vec<(u32, Vec<(Key, Value)>)>, String>;
 
 /// Reads `pdata` as a Windows `.pdata` table (x64 or arm64) whose unwind information
 /// is in `image`, a section at RVA 0x2000, and returns each entry's rows. For the fuzz
@@ -114,9 +118,9 @@ pub(crate) fn pe_rows(pdata: &[u8], image: &[u8], arm64: bool) -> Vec<PeRows> {
         sections: vec![(0x2000, image.to_vec())],
         base: 0,
     };
-    let relative = |start: u32, rows: Vec<rows::Row>| -> Vec<(u32, Vec<(String, String)>)> {
+    let relative = |start: u32, rows: Vec<rows::Row>| -> Vec<(u32, Vec<(Key, Value)>)> {
         rows.into_iter()
-            .map(|(a, r)| (a.wrapping_sub(start), crate::breakpad::cfi::to_strings(&r)))
+            .map(|(a, r)| (a.wrapping_sub(start), r))
             .collect()
     };
     if arm64 {

@@ -18,7 +18,6 @@ mod pe_arm64;
 mod pe_x64;
 mod regs;
 mod render;
-pub(crate) mod rows;
 mod vm;
 
 use std::collections::HashMap;
@@ -31,16 +30,16 @@ use gimli::{
 use object::{Object as _, ObjectSection as _};
 use rayon::prelude::*;
 
+use crate::model::cfi::{self as rows, Key, Rule as RowRule, Value};
 pub use regs::CfiArch;
 use regs::Numbering;
 use render::Renderer;
-use rows::{Key, Rule as RowRule, Value};
 use vm::{CfaRule, Factors, Rule, RuleSet};
 
-use crate::breakpad::cfi;
 use crate::error::{Warning, WarningKind, Warnings};
 use crate::identity::Layout;
 use crate::load::Object;
+use crate::model::cfi::{CfiTables, CfiText};
 
 type R<'a> = EndianSlice<'a, RunTimeEndian>;
 
@@ -561,12 +560,17 @@ fn collect<'a, S: UnwindSection<R<'a>>>(
     }
 }
 
-impl CfiSource {
-    /// Whether no entry of any table covers code: no STACK CFI record will be written.
-    pub(crate) fn is_empty(&self) -> bool {
+impl CfiTables for CfiSource {
+    fn is_empty(&self) -> bool {
         self.items.is_empty()
     }
 
+    fn write(&self, text: &dyn CfiText, w: &mut dyn Write) -> io::Result<Warnings> {
+        self.write_all(text, w)
+    }
+}
+
+impl CfiSource {
     /// The FDEs of both sections that cover code, by address, without overlaps.
     fn index(&self, layout: &Layout, plt: &[(u64, u64)], warnings: &mut Warnings) -> Vec<FdeRef> {
         let bases = self.bases();
@@ -635,9 +639,10 @@ impl CfiSource {
         s
     }
 
-    /// Writes every FDE as STACK CFI records; what was left out, and why (unwind
-    /// records that cannot be expressed are only found while they are rendered).
-    pub fn write(&self, w: &mut dyn Write) -> io::Result<Warnings> {
+    /// Writes every FDE as STACK CFI records, in the text `text` makes of rows; what was
+    /// left out, and why (unwind records that cannot be expressed are only found while
+    /// they are rendered).
+    fn write_all(&self, text: &dyn CfiText, w: &mut dyn Write) -> io::Result<Warnings> {
         let mut skipped = Warnings::default();
         let mut written = 0u64;
         let mut rest = &self.items[..];
@@ -660,11 +665,13 @@ impl CfiSource {
                 .map(|item| {
                     let mut buf = Vec::with_capacity(256);
                     let result = match item {
-                        Item::Fde(f) => self.write_fde(f, &mut buf),
-                        Item::Compact(c, indirect) => self.write_compact(c, *indirect, &mut buf),
-                        Item::Exidx(e) => self.write_exidx(e, &mut buf),
-                        Item::PeX64(e, _) => self.write_pe_x64(e, &mut buf),
-                        Item::PeArm64(e, _) => self.write_pe_arm64(e, &mut buf),
+                        Item::Fde(f) => self.write_fde(f, text, &mut buf),
+                        Item::Compact(c, indirect) => {
+                            self.write_compact(c, *indirect, text, &mut buf)
+                        }
+                        Item::Exidx(e) => self.write_exidx(e, text, &mut buf),
+                        Item::PeX64(e, _) => self.write_pe_x64(e, text, &mut buf),
+                        Item::PeArm64(e, _) => self.write_pe_arm64(e, text, &mut buf),
                     };
                     match result {
                         Ok(()) => Ok(buf),
@@ -708,60 +715,83 @@ impl CfiSource {
         &self,
         c: &compact::CompactEntry,
         indirect: Option<u32>,
+        text: &dyn CfiText,
         w: &mut Vec<u8>,
     ) -> Result<(), FdeError> {
         let rules = match compact::decode(self.arch, c.encoding, |_| indirect).map_err(FdeError)? {
             compact::Decoded::Rules(r) => r,
             compact::Decoded::Dwarf => return Ok(()),
         };
-        self.write_init(w, c.start, c.end, rules)
+        self.write_init(text, w, c.start, c.end, rules)
     }
 
     /// An ARM index table entry: one INIT record for the whole function, or none when
     /// it cannot be unwound.
-    fn write_exidx(&self, e: &exidx::ExidxEntry, w: &mut Vec<u8>) -> Result<(), FdeError> {
+    fn write_exidx(
+        &self,
+        e: &exidx::ExidxEntry,
+        text: &dyn CfiText,
+        w: &mut Vec<u8>,
+    ) -> Result<(), FdeError> {
         let rules = match exidx::decode(&self.exidx, &self.extab, e).map_err(FdeError)? {
             exidx::Unwind::Rules(r) => r,
             exidx::Unwind::Refused => return Ok(()),
         };
-        self.write_init(w, e.start, e.end, rules)
+        self.write_init(text, w, e.start, e.end, rules)
     }
 
     /// A Windows x64 function: an INIT record, then one per prologue instruction.
-    fn write_pe_x64(&self, e: &pe_x64::Entry, w: &mut Vec<u8>) -> Result<(), FdeError> {
+    fn write_pe_x64(
+        &self,
+        e: &pe_x64::Entry,
+        text: &dyn CfiText,
+        w: &mut Vec<u8>,
+    ) -> Result<(), FdeError> {
         let rows = pe_x64::rows(&self.pe_image, e).map_err(FdeError)?;
-        self.write_pe_rows(e.end - e.start, &rows, w)
+        self.write_pe_rows(e.end - e.start, &rows, text, w)
     }
 
     /// A Windows arm64 function: an INIT record, then one per prologue and epilogue
     /// instruction.
-    fn write_pe_arm64(&self, e: &pe_arm64::Entry, w: &mut Vec<u8>) -> Result<(), FdeError> {
+    fn write_pe_arm64(
+        &self,
+        e: &pe_arm64::Entry,
+        text: &dyn CfiText,
+        w: &mut Vec<u8>,
+    ) -> Result<(), FdeError> {
         let (len, rows) = pe_arm64::rows(&self.pe_image, e).map_err(FdeError)?;
-        self.write_pe_rows(len, &rows, w)
+        self.write_pe_rows(len, &rows, text, w)
     }
 
     /// Rows at RVAs, written at module-relative addresses.
-    fn write_pe_rows(&self, len: u32, rows: &[rows::Row], w: &mut Vec<u8>) -> Result<(), FdeError> {
+    fn write_pe_rows(
+        &self,
+        len: u32,
+        rows: &[rows::Row],
+        text: &dyn CfiText,
+        w: &mut Vec<u8>,
+    ) -> Result<(), FdeError> {
         let base = self.pe_image.base;
         let address = |rva: u32| base.wrapping_add(u64::from(rva)).wrapping_sub(self.bias);
-        cfi::write_rows(rows, len, address, w);
+        text.rows(rows, len, &address, w);
         Ok(())
     }
 
     /// One `STACK CFI INIT` record holding for all of `[start, end)`.
     fn write_init(
         &self,
+        text: &dyn CfiText,
         w: &mut Vec<u8>,
         start: u64,
         end: u64,
         rules: Vec<(Key, Value)>,
     ) -> Result<(), FdeError> {
         let address = start.wrapping_sub(self.bias);
-        cfi::init_record(w, address, end.wrapping_sub(start), &rules);
+        text.init(w, address, end.wrapping_sub(start), &rules);
         Ok(())
     }
 
-    fn write_fde(&self, f: &FdeRef, w: &mut Vec<u8>) -> Result<(), FdeError> {
+    fn write_fde(&self, f: &FdeRef, text: &dyn CfiText, w: &mut Vec<u8>) -> Result<(), FdeError> {
         let bases = self.bases();
         match f.source {
             Source::EhFrame => {
@@ -769,14 +799,14 @@ impl CfiSource {
                 let fde = s
                     .fde_from_offset(&bases, f.offset.into(), |s, b, o| s.cie_from_offset(b, o))
                     .map_err(|e| FdeError(e.to_string()))?;
-                self.render(&s, &bases, &fde, f, w)
+                self.render(&s, &bases, &fde, f, text, w)
             }
             Source::DebugFrame => {
                 let s = self.configure_debug(DebugFrame::from(self.reader(&self.debug_frame.data)));
                 let fde = s
                     .fde_from_offset(&bases, f.offset.into(), |s, b, o| s.cie_from_offset(b, o))
                     .map_err(|e| FdeError(e.to_string()))?;
-                self.render(&s, &bases, &fde, f, w)
+                self.render(&s, &bases, &fde, f, text, w)
             }
         }
     }
@@ -790,6 +820,7 @@ impl CfiSource {
         bases: &BaseAddresses,
         fde: &FrameDescriptionEntry<R<'a>>,
         item: &FdeRef,
+        text: &dyn CfiText,
         w: &mut Vec<u8>,
     ) -> Result<(), FdeError> {
         let ra = fde.cie().return_address_register().0;
@@ -813,7 +844,7 @@ impl CfiSource {
             let expanded = cx.expand(section, &rules, (start, end), item.in_plt, &mut plt)?;
             for (address, current) in expanded {
                 let address = address.wrapping_sub(self.bias);
-                if cfi::row_line(w, address, fde.len(), prev.as_deref(), &current)
+                if text.row(w, address, fde.len(), prev.as_deref(), &current)
                     && w.len() as u64 > item.allowance
                 {
                     return Err(FdeError(format!(
@@ -918,61 +949,4 @@ fn skip(e: expr::ExprError) -> FdeError {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn source(input: &crate::load::Input) -> CfiSource {
-        let obj = Object::parse(input).unwrap();
-        let layout = crate::identity::layout(&obj);
-        let mut w = Warnings::default();
-        extract(&obj, None, "x86_64", &layout, layout.load_address, &mut w).unwrap()
-    }
-
-    fn input(fixture: &str) -> crate::load::Input {
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("fixtures/bin")
-            .join(fixture);
-        crate::load::Input::open(&path).unwrap()
-    }
-
-    #[test]
-    fn a_file_stops_writing_cfi_at_its_allowance() {
-        let input = input("x86_64/cpp-gcc-O2-dwarf5");
-        let mut cfi = source(&input);
-        let mut all = Vec::new();
-        assert!(cfi.write(&mut all).unwrap().is_empty());
-        // Room for about half: whole functions are written up to it, then none.
-        cfi.allowance = all.len() as u64 / 2;
-        let mut cut = Vec::new();
-        let skipped = cfi.write(&mut cut).unwrap();
-        assert!(all.starts_with(&cut));
-        assert!(
-            cut.len() as u64 <= cfi.allowance && cut.len() as u64 + 512 > cfi.allowance,
-            "{} of {} bytes, allowance {}",
-            cut.len(),
-            all.len(),
-            cfi.allowance
-        );
-        let text = String::from_utf8(cut).unwrap();
-        assert!(text.ends_with('\n'));
-        assert_eq!(skipped.len(), 1, "{skipped:?}");
-        let stop = skipped.iter().next().unwrap();
-        assert_eq!(stop.kind, WarningKind::Output);
-        assert!(stop.message.contains("STACK CFI stops"), "{skipped:?}");
-    }
-
-    #[test]
-    fn allowances_follow_the_input() {
-        let input = input("x86_64/cpp-gcc-O2-dwarf5");
-        let cfi = source(&input);
-        assert_eq!(cfi.allowance, (1 << 20) + 16 * input.bytes().len() as u64);
-        for item in &cfi.items {
-            let Item::Fde(f) = item else { continue };
-            assert!(f.allowance > FDE_BASE_BYTES, "{f:?}");
-            // Each real FDE writes well under its allowance.
-            let mut buf = Vec::new();
-            cfi.write_fde(f, &mut buf).ok().unwrap();
-            assert!((buf.len() as u64) < f.allowance / 4, "{f:?}: {}", buf.len());
-        }
-    }
-}
+mod tests;

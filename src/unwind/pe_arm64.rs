@@ -92,7 +92,7 @@ struct Record {
     epilogues: Vec<(u32, Rc<[Op]>)>,
 }
 
-use super::rows::{Key, Row, Value};
+use crate::model::cfi::{Key, Row, Value};
 
 /// The rows of an entry's function and its length in bytes.
 pub(crate) fn rows(image: &Image, e: &Entry) -> Result<(u32, Vec<Row>), String> {

@@ -219,8 +219,8 @@ fn decode(image: &Image, rva: u32) -> Result<Info, String> {
     })
 }
 
-pub(crate) use super::rows::Row;
-use super::rows::{Key, Value};
+pub(crate) use crate::model::cfi::Row;
+use crate::model::cfi::{Key, Value};
 
 /// The unwind state at one point of a function.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

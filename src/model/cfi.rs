@@ -1,6 +1,8 @@
 //! Rows of unwind rules as plain values: what every unwind reader produces (DWARF CFI,
 //! EHABI, compact unwind, x64 and arm64 `.pdata`), written by [`crate::breakpad::cfi`],
-//! the one place that knows their text. A function has a row per prologue (and
+//! the one place that knows their text: the unwind tables of a module ([`CfiTables`])
+//! are handed that writer ([`CfiText`]) when the module is written, so neither calls
+//! the other's code by name. A function has a row per prologue (and
 //! epilogue) instruction, most of them a rule or two away from the one before; keeping
 //! rules as small copyable values lets the writer find what changed without formatting
 //! or comparing text, which was most of a large PE's dump time.
@@ -100,3 +102,40 @@ impl Token {
 
 /// One row: its address and its rules, sorted by key.
 pub(crate) type Row = (u32, Vec<(Key, Value)>);
+
+/// How rows become STACK CFI records' text, appended to a function's buffer.
+pub(crate) trait CfiText: Sync {
+    /// `rows` (the first at the function's start) as an INIT record of `len` bytes and
+    /// one record per change, naming only what changed. `address` turns a row's RVA
+    /// into the address written.
+    fn rows(&self, rows: &[Row], len: u32, address: &dyn Fn(u32) -> u64, out: &mut Vec<u8>);
+
+    /// The line of a DWARF CFI row at `address` whose rules are `current`: after a row
+    /// whose rules were `prev`, a change record; for the first (`prev` is `None`), an
+    /// INIT record of `len` bytes. False, with nothing written, when nothing changed.
+    fn row(
+        &self,
+        out: &mut Vec<u8>,
+        address: u64,
+        len: u64,
+        prev: Option<&[(Key, Rule)]>,
+        current: &[(Key, Rule)],
+    ) -> bool;
+
+    /// One INIT record holding for all of `[address, address + len)`.
+    fn init(&self, out: &mut Vec<u8>, address: u64, len: u64, rules: &[(Key, Value)]);
+}
+
+/// A module's unwind tables, rendered into STACK CFI records only when the module is
+/// written (in parallel, a bounded chunk of functions at a time).
+pub(crate) trait CfiTables: std::fmt::Debug + Send + Sync {
+    /// Whether no entry of any table covers code: no record will be written.
+    fn is_empty(&self) -> bool;
+
+    /// Writes the records, their text made by `text`; what was left out, and why.
+    fn write(
+        &self,
+        text: &dyn CfiText,
+        w: &mut dyn std::io::Write,
+    ) -> std::io::Result<crate::error::Warnings>;
+}
