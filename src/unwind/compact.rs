@@ -19,6 +19,41 @@ pub struct CompactEntry {
 
 const MODE_MASK: u32 = 0x0F00_0000;
 
+/// Why an `__unwind_info` section cannot be read: what was expected, and the offset in
+/// the section where it was not found.
+#[derive(Debug, thiserror::Error)]
+pub enum SectionError {
+    #[error("__unwind_info: unknown version {0}")]
+    Version(u32),
+    #[error("__unwind_info: truncated {part} at {offset:#x}")]
+    Truncated { part: &'static str, offset: usize },
+    #[error("__unwind_info: index too large")]
+    IndexTooLarge,
+    #[error("__unwind_info: second-level pages overlap: more entries than the section holds")]
+    PagesOverlap,
+    #[error("__unwind_info: unknown second-level page kind {kind:?} at {offset:#x}")]
+    PageKind { kind: Option<u32>, offset: usize },
+    #[error("__unwind_info: encoding index {index} out of range in the page at {page:#x}")]
+    EncodingIndex { index: usize, page: usize },
+}
+
+/// Why one function's encoding cannot be turned into rules.
+#[derive(Debug, PartialEq, Eq, thiserror::Error)]
+pub enum EncodingError {
+    #[error("compact unwind on {0:?}")]
+    Arch(CfiArch),
+    #[error("unknown encoding mode {0:#x}")]
+    Mode(u32),
+    #[error("bad register number {0}")]
+    Register(usize),
+    #[error("unreadable stack size instruction at +{0:#x}")]
+    StackSize(u32),
+    #[error("more than 6 saved registers ({0})")]
+    SavedCount(usize),
+    #[error("bad register permutation {0:#x}")]
+    Permutation(u32),
+}
+
 fn u32_at(data: &[u8], offset: usize) -> Option<u32> {
     Some(u32::from_le_bytes(
         data.get(offset..offset.checked_add(4)?)?.try_into().ok()?,
@@ -33,7 +68,7 @@ fn u16_at(data: &[u8], offset: usize) -> Option<u16> {
 
 /// Reads every function entry of an `__unwind_info` section (little-endian, as on every
 /// architecture it exists for). Function offsets are relative to `image_base`.
-pub fn entries(data: &[u8], image_base: u64) -> Result<Vec<CompactEntry>, String> {
+pub fn entries(data: &[u8], image_base: u64) -> Result<Vec<CompactEntry>, SectionError> {
     let header = Header::read(data)?;
     // (function offset, encoding), from the second-level pages.
     let mut found: Vec<(u32, u32)> = Vec::new();
@@ -42,11 +77,11 @@ pub fn entries(data: &[u8], image_base: u64) -> Result<Vec<CompactEntry>, String
     for i in 0..header.index_count {
         let entry = header
             .index_offset
-            .checked_add(i.checked_mul(12).ok_or_else(|| bad("index too large"))?)
-            .ok_or_else(|| bad("index too large"))?;
-        let function_offset = u32_at(data, entry).ok_or_else(|| bad("truncated index"))?;
-        let page =
-            u32_at(data, entry.saturating_add(4)).ok_or_else(|| bad("truncated index"))? as usize;
+            .checked_add(i.checked_mul(12).ok_or(SectionError::IndexTooLarge)?)
+            .ok_or(SectionError::IndexTooLarge)?;
+        let function_offset = u32_at(data, entry).ok_or(truncated("index", entry))?;
+        let page = u32_at(data, entry.saturating_add(4))
+            .ok_or(truncated("index", entry.saturating_add(4)))? as usize;
         if page == 0 {
             // The sentinel: the end of the last function.
             end_of_last = Some(function_offset);
@@ -61,21 +96,19 @@ pub fn entries(data: &[u8], image_base: u64) -> Result<Vec<CompactEntry>, String
         // a quarter of its size in entries. 4,000 pages at distinct but overlapping
         // offsets, each claiming 65,535 entries, made 614 KB into 2.1 GB.
         if found.len() > data.len() / 4 {
-            return Err(bad(
-                "second-level pages overlap: more entries than the section holds",
-            ));
+            return Err(SectionError::PagesOverlap);
         }
         match u32_at(data, page) {
             Some(2) => regular_page(data, page, &mut found)?,
             Some(3) => header.compressed_page(data, page, function_offset, &mut found)?,
-            other => return Err(bad(&format!("unknown second-level page kind {other:?}"))),
+            kind => return Err(SectionError::PageKind { kind, offset: page }),
         }
     }
     Ok(functions(found, end_of_last, image_base))
 }
 
-fn bad(what: &str) -> String {
-    format!("__unwind_info: {what}")
+fn truncated(part: &'static str, offset: usize) -> SectionError {
+    SectionError::Truncated { part, offset }
 }
 
 /// The fields of the section header that the pages are read with.
@@ -87,15 +120,15 @@ struct Header {
 }
 
 impl Header {
-    fn read(data: &[u8]) -> Result<Header, String> {
-        let version = u32_at(data, 0).ok_or_else(|| bad("truncated header"))?;
+    fn read(data: &[u8]) -> Result<Header, SectionError> {
+        let version = u32_at(data, 0).ok_or(truncated("header", 0))?;
         if version != 1 {
-            return Err(bad(&format!("unknown version {version}")));
+            return Err(SectionError::Version(version));
         }
         let field = |i: usize| {
             u32_at(data, 4 * i)
                 .map(|v| v as usize)
-                .ok_or_else(|| bad("truncated header"))
+                .ok_or(truncated("header", 4 * i))
         };
         Ok(Header {
             common_offset: field(1)?,
@@ -113,16 +146,16 @@ impl Header {
         page: usize,
         function_offset: u32,
         found: &mut Vec<(u32, u32)>,
-    ) -> Result<(), String> {
+    ) -> Result<(), SectionError> {
         let field = |at: usize| {
             u16_at(data, page.saturating_add(at))
                 .map(usize::from)
-                .ok_or_else(|| bad("truncated page"))
+                .ok_or(truncated("page", page.saturating_add(at)))
         };
         let (first, count, own) = (field(4)?, field(6)?, field(8)?);
         for k in 0..count {
-            let word = u32_at(data, page.saturating_add(first).saturating_add(4 * k))
-                .ok_or_else(|| bad("truncated page"))?;
+            let at = page.saturating_add(first).saturating_add(4 * k);
+            let word = u32_at(data, at).ok_or(truncated("page", at))?;
             let index = (word >> 24) as usize;
             let encoding = if index < self.common_count {
                 self.common_offset
@@ -135,7 +168,7 @@ impl Header {
                         .saturating_add(4 * (index - self.common_count)),
                 )
             }
-            .ok_or_else(|| bad("encoding index out of range"))?;
+            .ok_or(SectionError::EncodingIndex { index, page })?;
             found.push((function_offset.wrapping_add(word & 0x00FF_FFFF), encoding));
         }
         Ok(())
@@ -143,13 +176,18 @@ impl Header {
 }
 
 /// A regular page's entries: (function offset, encoding) pairs.
-fn regular_page(data: &[u8], page: usize, found: &mut Vec<(u32, u32)>) -> Result<(), String> {
-    let first = u16_at(data, page.saturating_add(4)).ok_or_else(|| bad("truncated page"))? as usize;
-    let count = u16_at(data, page.saturating_add(6)).ok_or_else(|| bad("truncated page"))? as usize;
+fn regular_page(data: &[u8], page: usize, found: &mut Vec<(u32, u32)>) -> Result<(), SectionError> {
+    let field = |at: usize| {
+        u16_at(data, page.saturating_add(at))
+            .map(usize::from)
+            .ok_or(truncated("page", page.saturating_add(at)))
+    };
+    let (first, count) = (field(4)?, field(6)?);
     for k in 0..count {
         let at = page.saturating_add(first).saturating_add(8 * k);
-        let f = u32_at(data, at).ok_or_else(|| bad("truncated page"))?;
-        let e = u32_at(data, at.saturating_add(4)).ok_or_else(|| bad("truncated page"))?;
+        let f = u32_at(data, at).ok_or(truncated("page", at))?;
+        let e =
+            u32_at(data, at.saturating_add(4)).ok_or(truncated("page", at.saturating_add(4)))?;
         found.push((f, e));
     }
     Ok(())
@@ -198,7 +236,7 @@ pub fn decode(
     arch: CfiArch,
     encoding: u32,
     indirect_stack_size: impl Fn(u32) -> Option<u32>,
-) -> Result<Decoded, String> {
+) -> Result<Decoded, EncodingError> {
     let mode = encoding & MODE_MASK;
     match arch {
         CfiArch::X86_64 => x86(
@@ -220,7 +258,7 @@ pub fn decode(
             indirect_stack_size,
         ),
         CfiArch::Arm64 => arm64(encoding, mode),
-        other => Err(format!("compact unwind on {other:?}")),
+        other => Err(EncodingError::Arch(other)),
     }
 }
 
@@ -245,7 +283,7 @@ fn x86(
     sp: &'static str,
     fp: &'static str,
     indirect_stack_size: impl Fn(u32) -> Option<u32>,
-) -> Result<Decoded, String> {
+) -> Result<Decoded, EncodingError> {
     let mut rules = Vec::new();
     match mode {
         0 => {
@@ -268,7 +306,7 @@ fn x86(
                 let name = saved
                     .get(r)
                     .filter(|n| !n.is_empty())
-                    .ok_or("bad register number")?;
+                    .ok_or(EncodingError::Register(r))?;
                 rules.push(saved_reg(
                     r as u16,
                     name,
@@ -283,12 +321,11 @@ fn x86(
             } else {
                 let at = (encoding >> 16) & 0xFF;
                 let adjust = i64::from((encoding >> 13) & 7) * word;
-                i64::from(indirect_stack_size(at).ok_or("unreadable stack size instruction")?)
-                    + adjust
+                i64::from(indirect_stack_size(at).ok_or(EncodingError::StackSize(at))?) + adjust
             };
             let count = ((encoding >> 10) & 7) as usize;
             if count > 6 {
-                return Err("more than 6 saved registers".into());
+                return Err(EncodingError::SavedCount(count));
             }
             rules.push((Key::Cfa, Value::Plus(sp, stack_size)));
             rules.push((Key::Ra, saved_at(-word)));
@@ -296,7 +333,7 @@ fn x86(
                 let name = saved
                     .get(r)
                     .filter(|n| !n.is_empty())
-                    .ok_or("bad register permutation")?;
+                    .ok_or(EncodingError::Permutation(encoding & 0x3FF))?;
                 rules.push(saved_reg(
                     r as u16,
                     name,
@@ -305,7 +342,7 @@ fn x86(
             }
         }
         0x0400_0000 => return Ok(Decoded::Dwarf),
-        _ => return Err(format!("unknown encoding mode {mode:#x}")),
+        _ => return Err(EncodingError::Mode(mode)),
     }
     Ok(Decoded::Rules(rules))
 }
@@ -349,7 +386,7 @@ fn permutation(count: usize, mut perm: u32) -> Vec<usize> {
     out
 }
 
-fn arm64(encoding: u32, mode: u32) -> Result<Decoded, String> {
+fn arm64(encoding: u32, mode: u32) -> Result<Decoded, EncodingError> {
     let mut rules = Vec::new();
     match mode {
         0 => {
@@ -388,7 +425,7 @@ fn arm64(encoding: u32, mode: u32) -> Result<Decoded, String> {
                 }
             }
         }
-        _ => return Err(format!("unknown encoding mode {mode:#x}")),
+        _ => return Err(EncodingError::Mode(mode)),
     }
     Ok(Decoded::Rules(rules))
 }

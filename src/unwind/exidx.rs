@@ -92,8 +92,46 @@ pub enum Unwind {
     Rules(Vec<(Key, Value)>),
 }
 
+/// Why an EHABI entry cannot be unwound: what was expected, and the table address or
+/// the opcode where it was not found.
+#[derive(Debug, thiserror::Error)]
+pub enum EhabiError {
+    #[error("the index entry at +{0:#x} is cut short")]
+    IndexCut(usize),
+    #[error("an inline entry with personality index {0} (only 0 fits inline)")]
+    InlinePersonality(u32),
+    #[error("its table entry at {0:#x} is not in .ARM.extab")]
+    NotInExtab(u64),
+    #[error("personality index {0} is not one of the ARM compact models")]
+    Personality(u32),
+    #[error("its generic-model data at {0:#x} is cut short")]
+    GenericCut(u64),
+    #[error("its opcodes run past the end of .ARM.extab at {0:#x}")]
+    OpcodesCut(u64),
+    #[error("its stack adjustments exceed 1 MiB")]
+    StackTooLarge,
+    #[error("it pops d{0}, which does not exist")]
+    NoSuchVfp(usize),
+    #[error("opcode {0:#04x} after sp was popped")]
+    AfterSp(u8),
+    #[error("opcode {0:#04x} is cut short")]
+    OpcodeCut(u8),
+    #[error("reserved opcode {0:#04x}")]
+    Reserved(u8),
+    #[error("vsp = r{0} after r{0} was popped")]
+    VspFromPopped(u8),
+    #[error("spare opcode {op:#04x} {operand:#04x}")]
+    SpareOperand { op: u8, operand: u8 },
+    #[error("its vsp adjustment exceeds 1 MiB")]
+    VspTooLarge,
+    #[error("its vsp adjustment overflows")]
+    VspOverflow,
+    #[error("spare opcode {0:#04x}")]
+    Spare(u8),
+}
+
 /// Decodes the entry at `entry.offset` of `exidx` (with `extab` for out-of-line data).
-pub fn decode(exidx: &Table, extab: &Table, entry: &ExidxEntry) -> Result<Unwind, String> {
+pub fn decode(exidx: &Table, extab: &Table, entry: &ExidxEntry) -> Result<Unwind, EhabiError> {
     let opcodes = match opcodes(exidx, extab, entry.offset)? {
         Some(o) => o,
         None => return Ok(Unwind::Refused),
@@ -105,10 +143,10 @@ pub fn decode(exidx: &Table, extab: &Table, entry: &ExidxEntry) -> Result<Unwind
 }
 
 /// The opcode bytes of an entry, or `None` for `EXIDX_CANTUNWIND`.
-fn opcodes(exidx: &Table, extab: &Table, offset: usize) -> Result<Option<Vec<u8>>, String> {
+fn opcodes(exidx: &Table, extab: &Table, offset: usize) -> Result<Option<Vec<u8>>, EhabiError> {
     let word = exidx
         .word_at(offset.wrapping_add(4))
-        .ok_or("the index entry is cut short")?;
+        .ok_or(EhabiError::IndexCut(offset))?;
     if word == CANT_UNWIND {
         return Ok(None);
     }
@@ -116,17 +154,13 @@ fn opcodes(exidx: &Table, extab: &Table, offset: usize) -> Result<Option<Vec<u8>
         // Inline: personality routine 0 with three bytes of opcodes.
         let index = (word >> 24) & 0x0F;
         if index != 0 {
-            return Err(format!(
-                "an inline entry with personality index {index} (only 0 fits inline)"
-            ));
+            return Err(EhabiError::InlinePersonality(index));
         }
         return Ok(Some(word.to_be_bytes()[1..].to_vec()));
     }
     let place = exidx.address.wrapping_add(offset as u64).wrapping_add(4);
     let at = prel31(word, place);
-    let first = extab
-        .word(at)
-        .ok_or_else(|| format!("its table entry at {at:#x} is not in .ARM.extab"))?;
+    let first = extab.word(at).ok_or(EhabiError::NotInExtab(at))?;
     // The words after the first one that hold opcodes, and the bytes of the first (or
     // second) word that do.
     let (head, count, rest_at) = if first & 0x8000_0000 != 0 {
@@ -134,9 +168,7 @@ fn opcodes(exidx: &Table, extab: &Table, offset: usize) -> Result<Option<Vec<u8>
             0 => (first.to_be_bytes()[1..].to_vec(), 0, at),
             1 | 2 => (first.to_be_bytes()[2..].to_vec(), (first >> 16) & 0xFF, at),
             index => {
-                return Err(format!(
-                    "personality index {index} is not one of the ARM compact models"
-                ));
+                return Err(EhabiError::Personality(index));
             }
         }
     } else {
@@ -145,7 +177,7 @@ fn opcodes(exidx: &Table, extab: &Table, offset: usize) -> Result<Option<Vec<u8>
         // opcode stream in the next word: its top byte counts the words that follow.
         let second = extab
             .word(at.wrapping_add(4))
-            .ok_or("its generic-model data is cut short")?;
+            .ok_or(EhabiError::GenericCut(at.wrapping_add(4)))?;
         (
             second.to_be_bytes()[1..].to_vec(),
             second >> 24,
@@ -154,9 +186,8 @@ fn opcodes(exidx: &Table, extab: &Table, offset: usize) -> Result<Option<Vec<u8>
     };
     let mut bytes = head;
     for i in 1..=u64::from(count) {
-        let word = extab
-            .word(rest_at.wrapping_add(4 * i))
-            .ok_or("its opcodes run past the end of .ARM.extab")?;
+        let at = rest_at.wrapping_add(4 * i);
+        let word = extab.word(at).ok_or(EhabiError::OpcodesCut(at))?;
         bytes.extend_from_slice(&word.to_be_bytes());
     }
     Ok(Some(bytes))
@@ -192,16 +223,16 @@ const PC: usize = 15;
 const MAX_VSP: i64 = 1 << 20;
 
 impl Frame {
-    fn pop(&mut self, bytes: i64) -> Result<Addr, String> {
+    fn pop(&mut self, bytes: i64) -> Result<Addr, EhabiError> {
         let at = self.vsp;
         self.vsp.offset += bytes;
         if self.vsp.offset.abs() > MAX_VSP {
-            return Err("its stack adjustments exceed 1 MiB".into());
+            return Err(EhabiError::StackTooLarge);
         }
         Ok(at)
     }
 
-    fn pop_core(&mut self, reg: usize) -> Result<(), String> {
+    fn pop_core(&mut self, reg: usize) -> Result<(), EhabiError> {
         let slot = self.pop(4)?;
         if reg == usize::from(SP) {
             self.sp_loaded = Some(slot);
@@ -211,12 +242,9 @@ impl Frame {
         Ok(())
     }
 
-    fn pop_vfp(&mut self, first: usize, count: usize, fstmx: bool) -> Result<(), String> {
+    fn pop_vfp(&mut self, first: usize, count: usize, fstmx: bool) -> Result<(), EhabiError> {
         for reg in first..first + count {
-            let slot = self
-                .vfp
-                .get_mut(reg)
-                .ok_or_else(|| format!("it pops d{reg}, which does not exist"))?;
+            let slot = self.vfp.get_mut(reg).ok_or(EhabiError::NoSuchVfp(reg))?;
             *slot = Some(self.vsp);
             self.vsp.offset += 8;
         }
@@ -225,7 +253,7 @@ impl Frame {
             self.pop(4)?;
         }
         if self.vsp.offset.abs() > MAX_VSP {
-            return Err("its stack adjustments exceed 1 MiB".into());
+            return Err(EhabiError::StackTooLarge);
         }
         Ok(())
     }
@@ -280,7 +308,7 @@ impl Frame {
     clippy::too_many_lines,
     reason = "the EHABI unwind-instruction interpreter: one `match` over the opcodes"
 )]
-fn run(ops: &[u8]) -> Result<Option<Frame>, String> {
+fn run(ops: &[u8]) -> Result<Option<Frame>, EhabiError> {
     let mut f = Frame {
         vsp: Addr {
             base: SP,
@@ -295,13 +323,10 @@ fn run(ops: &[u8]) -> Result<Option<Frame>, String> {
         i += 1;
         // Once sp is loaded from the stack, vsp is a value the rules cannot build on.
         if f.sp_loaded.is_some() && op != 0xB0 {
-            return Err(format!("opcode {op:#04x} after sp was popped"));
+            return Err(EhabiError::AfterSp(op));
         }
-        let mut next = || -> Result<u8, String> {
-            let b = ops
-                .get(i)
-                .copied()
-                .ok_or_else(|| format!("opcode {op:#04x} is cut short"))?;
+        let mut next = || -> Result<u8, EhabiError> {
+            let b = ops.get(i).copied().ok_or(EhabiError::OpcodeCut(op))?;
             i += 1;
             Ok(b)
         };
@@ -326,10 +351,10 @@ fn run(ops: &[u8]) -> Result<Option<Frame>, String> {
             0x90..=0x9F => {
                 let reg = op & 0x0F;
                 if reg == 13 || reg == 15 {
-                    return Err(format!("reserved opcode {op:#04x}"));
+                    return Err(EhabiError::Reserved(op));
                 }
                 if f.core[usize::from(reg)].is_some() {
-                    return Err(format!("vsp = r{reg} after r{reg} was popped"));
+                    return Err(EhabiError::VspFromPopped(reg));
                 }
                 f.vsp = Addr {
                     base: reg,
@@ -348,7 +373,7 @@ fn run(ops: &[u8]) -> Result<Option<Frame>, String> {
             0xB1 => {
                 let mask = next()?;
                 if mask == 0 || mask & 0xF0 != 0 {
-                    return Err(format!("spare opcode 0xb1 {mask:#04x}"));
+                    return Err(EhabiError::SpareOperand { op, operand: mask });
                 }
                 for reg in 0..4 {
                     if mask & (1 << reg) != 0 {
@@ -362,7 +387,7 @@ fn run(ops: &[u8]) -> Result<Option<Frame>, String> {
                 loop {
                     let b = next()?;
                     if shift >= 28 {
-                        return Err("its vsp adjustment exceeds 1 MiB".into());
+                        return Err(EhabiError::VspTooLarge);
                     }
                     value |= u64::from(b & 0x7F) << shift;
                     shift += 7;
@@ -374,7 +399,7 @@ fn run(ops: &[u8]) -> Result<Option<Frame>, String> {
                     .ok()
                     .and_then(|v| v.checked_mul(4))
                     .and_then(|v| v.checked_add(0x204))
-                    .ok_or("its vsp adjustment overflows")?;
+                    .ok_or(EhabiError::VspOverflow)?;
                 f.pop(bytes)?;
             }
             0xB3 => {
@@ -393,7 +418,7 @@ fn run(ops: &[u8]) -> Result<Option<Frame>, String> {
             0xC7 => {
                 let mask = next()?;
                 if mask == 0 || mask & 0xF0 != 0 {
-                    return Err(format!("spare opcode 0xc7 {mask:#04x}"));
+                    return Err(EhabiError::SpareOperand { op, operand: mask });
                 }
                 f.pop(4 * i64::from(mask.count_ones()))?;
             }
@@ -406,7 +431,7 @@ fn run(ops: &[u8]) -> Result<Option<Frame>, String> {
                 f.pop_vfp(usize::from(b >> 4), usize::from(b & 0x0F) + 1, false)?;
             }
             0xD0..=0xD7 => f.pop_vfp(8, usize::from(op & 0x07) + 1, false)?,
-            _ => return Err(format!("spare opcode {op:#04x}")),
+            _ => return Err(EhabiError::Spare(op)),
         }
     }
     Ok(Some(f))

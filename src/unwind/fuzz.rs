@@ -126,12 +126,20 @@ pub(crate) fn pe_rows(pdata: &[u8], image: &[u8], arm64: bool) -> Vec<PeRows> {
     if arm64 {
         pe_arm64::entries(pdata)
             .iter()
-            .map(|e| pe_arm64::rows(&image, e).map(|(_, rows)| relative(e.start, rows)))
+            .map(|e| {
+                pe_arm64::rows(&image, e)
+                    .map(|(_, rows)| relative(e.start, rows))
+                    .map_err(|e| e.to_string())
+            })
             .collect()
     } else {
         pe_x64::entries(pdata)
             .iter()
-            .map(|e| pe_x64::rows(&image, e).map(|rows| relative(e.start, rows)))
+            .map(|e| {
+                pe_x64::rows(&image, e)
+                    .map(|rows| relative(e.start, rows))
+                    .map_err(|e| e.to_string())
+            })
             .collect()
     }
 }

@@ -170,6 +170,13 @@ type Rendered = Vec<(rows::Key, rows::Rule)>;
 /// Why an FDE is left out.
 struct FdeError(String);
 
+/// A reader's typed error, said in the warning that leaves the function's CFI out.
+impl<E: std::error::Error> From<E> for FdeError {
+    fn from(e: E) -> FdeError {
+        FdeError(e.to_string())
+    }
+}
+
 /// Indexes the unwind tables of `obj`, taking `.eh_frame` or `.debug_frame` from its
 /// separate debug file where the binary has none (stripping moves `.debug_frame` there;
 /// a debug file's `.eh_frame` is empty). `None` when the architecture has no STACK CFI
@@ -404,7 +411,7 @@ fn compact_entries(
     let entries = match compact::entries(data, layout.load_address) {
         Ok(e) => e,
         Err(e) => {
-            warnings.add(Warning::new(WarningKind::Unwind, e).on("__unwind_info"));
+            warnings.add(Warning::new(WarningKind::Unwind, e.to_string()).on("__unwind_info"));
             return Vec::new();
         }
     };
@@ -718,7 +725,7 @@ impl CfiSource {
         text: &dyn CfiText,
         w: &mut Vec<u8>,
     ) -> Result<(), FdeError> {
-        let rules = match compact::decode(self.arch, c.encoding, |_| indirect).map_err(FdeError)? {
+        let rules = match compact::decode(self.arch, c.encoding, |_| indirect)? {
             compact::Decoded::Rules(r) => r,
             compact::Decoded::Dwarf => return Ok(()),
         };
@@ -733,7 +740,7 @@ impl CfiSource {
         text: &dyn CfiText,
         w: &mut Vec<u8>,
     ) -> Result<(), FdeError> {
-        let rules = match exidx::decode(&self.exidx, &self.extab, e).map_err(FdeError)? {
+        let rules = match exidx::decode(&self.exidx, &self.extab, e)? {
             exidx::Unwind::Rules(r) => r,
             exidx::Unwind::Refused => return Ok(()),
         };
@@ -747,7 +754,7 @@ impl CfiSource {
         text: &dyn CfiText,
         w: &mut Vec<u8>,
     ) -> Result<(), FdeError> {
-        let rows = pe_x64::rows(&self.pe_image, e).map_err(FdeError)?;
+        let rows = pe_x64::rows(&self.pe_image, e)?;
         self.write_pe_rows(e.end - e.start, &rows, text, w)
     }
 
@@ -759,7 +766,7 @@ impl CfiSource {
         text: &dyn CfiText,
         w: &mut Vec<u8>,
     ) -> Result<(), FdeError> {
-        let (len, rows) = pe_arm64::rows(&self.pe_image, e).map_err(FdeError)?;
+        let (len, rows) = pe_arm64::rows(&self.pe_image, e)?;
         self.write_pe_rows(len, &rows, text, w)
     }
 
@@ -796,16 +803,14 @@ impl CfiSource {
         match f.source {
             Source::EhFrame => {
                 let s = self.configure_eh(EhFrame::from(self.reader(&self.eh_frame.data)));
-                let fde = s
-                    .fde_from_offset(&bases, f.offset.into(), |s, b, o| s.cie_from_offset(b, o))
-                    .map_err(|e| FdeError(e.to_string()))?;
+                let fde =
+                    s.fde_from_offset(&bases, f.offset.into(), |s, b, o| s.cie_from_offset(b, o))?;
                 self.render(&s, &bases, &fde, f, text, w)
             }
             Source::DebugFrame => {
                 let s = self.configure_debug(DebugFrame::from(self.reader(&self.debug_frame.data)));
-                let fde = s
-                    .fde_from_offset(&bases, f.offset.into(), |s, b, o| s.cie_from_offset(b, o))
-                    .map_err(|e| FdeError(e.to_string()))?;
+                let fde =
+                    s.fde_from_offset(&bases, f.offset.into(), |s, b, o| s.cie_from_offset(b, o))?;
                 self.render(&s, &bases, &fde, f, text, w)
             }
         }
@@ -890,8 +895,7 @@ fn run_programs<'a, S: UnwindSection<R<'a>>>(
                 too_many = true;
             }
         },
-    )
-    .map_err(FdeError)?;
+    )?;
     if too_many {
         return Err(FdeError(format!("more than {MAX_ROWS_PER_FDE} rows")));
     }
@@ -917,8 +921,7 @@ fn initial_rules<'a, S: UnwindSection<R<'a>>>(
         None,
         None,
         &mut |_, _, _| {},
-    )
-    .map_err(FdeError)?;
+    )?;
     Ok(state)
 }
 

@@ -94,8 +94,28 @@ struct Record {
 
 use crate::model::cfi::{Key, Row, Value};
 
+/// Why a function's arm64 unwind information cannot be read: what was expected, and
+/// the RVA or code byte where it was not found.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum XdataError {
+    #[error("its length is zero")]
+    ZeroLength,
+    #[error("its .xdata at {0:#x} is outside the image")]
+    Outside(u32),
+    #[error(".xdata version {version} at {rva:#x}")]
+    Version { version: u32, rva: u32 },
+    #[error("its unwind codes at {0:#x} run past the image")]
+    CodesOutside(u32),
+    #[error("an unwind code runs past its record (byte {0})")]
+    CodePastRecord(usize),
+    #[error("unwind code {0:#04x} is not supported")]
+    Unsupported(u32),
+    #[error("the frame pointer is set twice")]
+    FramePointerTwice,
+}
+
 /// The rows of an entry's function and its length in bytes.
-pub(crate) fn rows(image: &Image, e: &Entry) -> Result<(u32, Vec<Row>), String> {
+pub(crate) fn rows(image: &Image, e: &Entry) -> Result<(u32, Vec<Row>), XdataError> {
     let record = match e.flag() {
         0 => xdata(image, e.word)?,
         1 => packed(e.word, true),
@@ -103,14 +123,14 @@ pub(crate) fn rows(image: &Image, e: &Entry) -> Result<(u32, Vec<Row>), String> 
     };
     let len = e.packed_len().unwrap_or(record.len).min(e.limit);
     if len == 0 {
-        return Err("its length is zero".into());
+        return Err(XdataError::ZeroLength);
     }
     let body = render(&state(&record.prologue)?);
     let mut out: Vec<Row> = Vec::new();
     // The rules are worked out only for a row that is kept: a crafted record lists
     // 65,535 epilogue scopes of 1,019 codes at one place, and working out every row of
     // each (quadratic in its codes) took 125 s for rows that were all dropped.
-    type Rules<'a> = &'a dyn Fn() -> Result<Vec<(Key, Value)>, String>;
+    type Rules<'a> = &'a dyn Fn() -> Result<Vec<(Key, Value)>, XdataError>;
     let push = |at: u32, rules: Rules, out: &mut Vec<Row>| {
         if at >= len {
             return Ok(());
@@ -127,7 +147,7 @@ pub(crate) fn rows(image: &Image, e: &Entry) -> Result<(u32, Vec<Row>), String> 
             }
             None => out.push((at, rules()?)),
         }
-        Ok::<(), String>(())
+        Ok::<(), XdataError>(())
     };
     let n = if record.in_prologue {
         record.prologue.len()
@@ -162,17 +182,20 @@ pub(crate) fn rows(image: &Image, e: &Entry) -> Result<(u32, Vec<Row>), String> 
 }
 
 /// Reads an `.xdata` record.
-fn xdata(image: &Image, rva: u32) -> Result<Record, String> {
-    let word = |at: u32| -> Result<u32, String> {
+fn xdata(image: &Image, rva: u32) -> Result<Record, XdataError> {
+    let word = |at: u32| -> Result<u32, XdataError> {
         image
             .read(at, 4)
             .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-            .ok_or_else(|| format!("its .xdata at {at:#x} is outside the image"))
+            .ok_or(XdataError::Outside(at))
     };
     let head = word(rva)?;
     let len = (head & 0x3FFFF) * 4;
     if (head >> 18) & 3 != 0 {
-        return Err(format!(".xdata version {}", (head >> 18) & 3));
+        return Err(XdataError::Version {
+            version: (head >> 18) & 3,
+            rva,
+        });
     }
     let single = head >> 21 & 1 == 1;
     let (mut epilogs, mut code_words) = ((head >> 22) & 0x1F, (head >> 27) & 0x1F);
@@ -194,7 +217,7 @@ fn xdata(image: &Image, rva: u32) -> Result<Record, String> {
     }
     let codes = image
         .read(at, code_words as usize * 4)
-        .ok_or("its unwind codes run past the image")?;
+        .ok_or(XdataError::CodesOutside(at))?;
     let prologue = decode(codes, 0)?;
     let mut epilogues = Vec::new();
     let mut decoded: HashMap<usize, Rc<[Op]>> = HashMap::new();
@@ -226,18 +249,18 @@ fn xdata(image: &Image, rva: u32) -> Result<Record, String> {
 }
 
 /// Decodes codes from byte `index` up to `end`/`end_c`.
-fn decode(codes: &[u8], index: usize) -> Result<Vec<Op>, String> {
+fn decode(codes: &[u8], index: usize) -> Result<Vec<Op>, XdataError> {
     let mut ops = Vec::new();
     let mut i = index;
-    let byte = |i: usize| -> Result<u32, String> {
+    let byte = |i: usize| -> Result<u32, XdataError> {
         codes
             .get(i)
             .map(|&b| u32::from(b))
-            .ok_or_else(|| "an unwind code runs past its record".to_string())
+            .ok_or(XdataError::CodePastRecord(i))
     };
     loop {
         let b = byte(i)?;
-        let two = || -> Result<u32, String> { Ok(b << 8 | byte(i + 1)?) };
+        let two = || -> Result<u32, XdataError> { Ok(b << 8 | byte(i + 1)?) };
         let (op, used) = match b {
             0x00..=0x1F => (Op::Alloc((b & 0x1F) * 16), 1),
             0x20..=0x3F => (save(Reg::X(19), 2, -((b & 0x1F) as i32)), 1),
@@ -310,7 +333,7 @@ fn decode(codes: &[u8], index: usize) -> Result<Vec<Op>, String> {
             0xE3 | 0xFC => (Op::Nop, 1),
             0xE4 | 0xE5 => return Ok(ops),
             0xE6 => (Op::SaveNext, 1),
-            _ => return Err(format!("unwind code {b:#04x} is not supported")),
+            _ => return Err(XdataError::Unsupported(b)),
         };
         ops.push(op);
         i += used;
@@ -431,7 +454,7 @@ struct State {
 }
 
 /// Undoes `ops` (in unwinding order) symbolically.
-fn state(ops: &[Op]) -> Result<State, String> {
+fn state(ops: &[Op]) -> Result<State, XdataError> {
     let mut s = State {
         base: Base::Sp,
         cfa: 0,
@@ -449,7 +472,7 @@ fn state(ops: &[Op]) -> Result<State, String> {
     Ok(s)
 }
 
-fn undo(s: &mut State, op: &Op, next: u8) -> Result<(), String> {
+fn undo(s: &mut State, op: &Op, next: u8) -> Result<(), XdataError> {
     match op {
         Op::Alloc(n) => s.cfa += i64::from(*n),
         Op::Save { first, count, pos } => {
@@ -476,7 +499,7 @@ fn undo(s: &mut State, op: &Op, next: u8) -> Result<(), String> {
         // The unwinder takes `sp` from x29 (less 8*n for add_fp).
         Op::SetFp | Op::AddFp(_) => {
             if s.base == Base::Fp {
-                return Err("the frame pointer is set twice".into());
+                return Err(XdataError::FramePointerTwice);
             }
             s.base = Base::Fp;
             s.cfa = match op {

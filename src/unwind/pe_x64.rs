@@ -106,24 +106,52 @@ struct Info {
     chained: Option<u32>,
 }
 
+/// Why a function's x64 unwind information cannot be read: what was expected, and the
+/// RVA or unwind-code slot where it was not found.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum UnwindInfoError {
+    #[error("its UNWIND_INFO at {0:#x} is outside the image")]
+    InfoOutside(u32),
+    #[error("UNWIND_INFO version {version} at {rva:#x}")]
+    Version { version: u8, rva: u32 },
+    #[error("its unwind codes at {0:#x} run past the image")]
+    CodesOutside(u32),
+    #[error("unwind code {op} needs {need} slots, {left} left")]
+    ShortCode { op: u8, need: usize, left: usize },
+    #[error("UWOP_ALLOC_LARGE with info {0}")]
+    AllocLarge(u8),
+    #[error("unknown unwind code {op} (info {info})")]
+    UnknownCode { op: u8, info: u8 },
+    #[error("its chained RUNTIME_FUNCTION at {0:#x} is outside the image")]
+    ChainedOutside(u32),
+    #[error("its RUNTIME_FUNCTION references loop")]
+    IndirectLoop,
+    #[error("its indirect RUNTIME_FUNCTION at {0:#x} is outside the image")]
+    IndirectOutside(u32),
+    #[error("its chained unwind information loops")]
+    ChainLoop,
+    #[error("its unwind codes are not in prologue order (offset {0:#x})")]
+    Order(u32),
+}
+
 #[allow(
     clippy::too_many_lines,
     reason = "the x64 unwind-code decoder: one `match` over the codes"
 )]
-fn decode(image: &Image, rva: u32) -> Result<Info, String> {
+fn decode(image: &Image, rva: u32) -> Result<Info, UnwindInfoError> {
     let head = image
         .read(rva, 4)
-        .ok_or_else(|| format!("its UNWIND_INFO at {rva:#x} is outside the image"))?;
+        .ok_or(UnwindInfoError::InfoOutside(rva))?;
     let (version, flags) = (head[0] & 7, head[0] >> 3);
     if !(1..=2).contains(&version) {
-        return Err(format!("UNWIND_INFO version {version}"));
+        return Err(UnwindInfoError::Version { version, rva });
     }
     let count = usize::from(head[2]);
     let frame_reg = head[3] & 0xF;
     let frame_offset = u32::from(head[3] >> 4) * 16;
     let codes = image
         .read(rva.wrapping_add(4), count * 2)
-        .ok_or("its unwind codes run past the image")?;
+        .ok_or(UnwindInfoError::CodesOutside(rva.wrapping_add(4)))?;
     let slot = |i: usize| -> Option<u16> {
         Some(u16::from_le_bytes([
             *codes.get(i * 2)?,
@@ -135,12 +163,13 @@ fn decode(image: &Image, rva: u32) -> Result<Info, String> {
     while i < count {
         let offset = codes[i * 2];
         let (op, info) = (codes[i * 2 + 1] & 0xF, codes[i * 2 + 1] >> 4);
-        let need = |n: usize| -> Result<(), String> {
+        let need = |n: usize| -> Result<(), UnwindInfoError> {
             if i + n > count {
-                Err(format!(
-                    "unwind code {op} needs {n} slots, {} left",
-                    count - i
-                ))
+                Err(UnwindInfoError::ShortCode {
+                    op,
+                    need: n,
+                    left: count - i,
+                })
             } else {
                 Ok(())
             }
@@ -157,7 +186,7 @@ fn decode(image: &Image, rva: u32) -> Result<Info, String> {
                 let hi = u32::from(slot(i + 2).unwrap_or(0));
                 (Op::Alloc(lo | hi << 16), 3)
             }
-            1 => return Err(format!("UWOP_ALLOC_LARGE with info {info}")),
+            1 => return Err(UnwindInfoError::AllocLarge(info)),
             2 => (Op::Alloc(u32::from(info) * 8 + 8), 1),
             3 => (Op::SetFp, 1),
             4 => {
@@ -194,7 +223,7 @@ fn decode(image: &Image, rva: u32) -> Result<Info, String> {
                 (Op::SaveXmm(info, lo | hi << 16), 3)
             }
             10 if info <= 1 => (Op::MachFrame(info == 1), 1),
-            _ => return Err(format!("unknown unwind code {op} (info {info})")),
+            _ => return Err(UnwindInfoError::UnknownCode { op, info }),
         };
         ops.push((offset, decoded));
         i += used;
@@ -206,7 +235,7 @@ fn decode(image: &Image, rva: u32) -> Result<Info, String> {
         Some(
             image
                 .u32_at(at.wrapping_add(8))
-                .ok_or("its chained RUNTIME_FUNCTION is outside the image")?,
+                .ok_or(UnwindInfoError::ChainedOutside(at.wrapping_add(8)))?,
         )
     } else {
         None
@@ -237,25 +266,26 @@ struct State {
 
 /// The rules in force after each prologue instruction: `(address, rules)`, the first at
 /// the entry's start. Rules are `(name, postfix)`, `.cfa` and `.ra` first.
-pub(crate) fn rows(image: &Image, entry: &Entry) -> Result<Vec<Row>, String> {
+pub(crate) fn rows(image: &Image, entry: &Entry) -> Result<Vec<Row>, UnwindInfoError> {
     let mut unwind = entry.unwind;
     let mut hops = 0;
     // An entry may point at another RUNTIME_FUNCTION instead of unwind information.
     while unwind & 1 == 1 {
         hops += 1;
         if hops > MAX_CHAIN {
-            return Err("its RUNTIME_FUNCTION references loop".into());
+            return Err(UnwindInfoError::IndirectLoop);
         }
+        let at = (unwind & !1).wrapping_add(8);
         unwind = image
-            .u32_at((unwind & !1).wrapping_add(8))
-            .ok_or("its indirect RUNTIME_FUNCTION is outside the image")?;
+            .u32_at(at)
+            .ok_or(UnwindInfoError::IndirectOutside(at))?;
     }
     let own = decode(image, unwind)?;
     let mut parents: Vec<Info> = Vec::new();
     let mut next = own.chained;
     while let Some(rva) = next {
         if parents.len() >= MAX_CHAIN {
-            return Err("its chained unwind information loops".into());
+            return Err(UnwindInfoError::ChainLoop);
         }
         let info = decode(image, rva & !1)?;
         next = info.chained;
@@ -287,7 +317,7 @@ pub(crate) fn rows(image: &Image, entry: &Entry) -> Result<Vec<Row>, String> {
         match out.last_mut() {
             // Codes are listed last instruction first: offsets never grow down the list.
             Some(last) if at < last.0 => {
-                return Err("its unwind codes are not in prologue order".into());
+                return Err(UnwindInfoError::Order(at));
             }
             Some(last) if last.0 == at => last.1 = rules,
             // Past the function's end: nothing of it is left to describe.

@@ -47,7 +47,7 @@ pub struct RuleSet {
 }
 
 impl RuleSet {
-    fn set(&mut self, reg: u16, rule: Option<Rule>) -> Result<(), String> {
+    fn set(&mut self, reg: u16, rule: Option<Rule>) -> Result<(), CfaError> {
         match (self.regs.binary_search_by_key(&reg, |r| r.0), rule) {
             (Ok(i), Some(rule)) => self.regs[i].1 = rule,
             (Ok(i), None) => {
@@ -55,7 +55,7 @@ impl RuleSet {
             }
             (Err(i), Some(rule)) => {
                 if self.regs.len() >= MAX_RULES {
-                    return Err("too many register rules".into());
+                    return Err(CfaError::TooManyRules);
                 }
                 self.regs.insert(i, (reg, rule));
             }
@@ -85,6 +85,25 @@ const AARCH64_RA_SIGN_STATE: u16 = 34;
 /// Runs `instructions` over `state`. With `rows`, the machine is in an FDE: location
 /// changes close rows, passed to `rows` as `(start, end, rules)`. `initial` is the state
 /// after the CIE's instructions, which `DW_CFA_restore` returns to.
+/// Why a CIE's or FDE's call frame instructions cannot be run.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum CfaError {
+    #[error("bad call frame instruction: {0}")]
+    Instruction(gimli::Error),
+    #[error("DW_CFA_set_loc moves backwards (to {0:#x})")]
+    SetLocBackwards(u64),
+    #[error("{0} in a CIE")]
+    InCie(&'static str),
+    #[error("{0} after an expression")]
+    AfterExpression(&'static str),
+    #[error("too many register rules")]
+    TooManyRules,
+    #[error("too many DW_CFA_remember_state")]
+    TooManyRemembered,
+    #[error("DW_CFA_restore_state without DW_CFA_remember_state")]
+    RestoreWithoutRemember,
+}
+
 #[allow(
     clippy::too_many_lines,
     reason = "the CFA virtual machine: one `match` over the call frame instructions"
@@ -96,7 +115,7 @@ pub fn run(
     initial: Option<&RuleSet>,
     range: Option<(u64, u64)>,
     rows: &mut dyn FnMut(u64, u64, &RuleSet),
-) -> Result<(), String> {
+) -> Result<(), CfaError> {
     let mut remembered: Vec<RuleSet> = Vec::new();
     let (mut loc, end) = range.unwrap_or((0, 0));
     let reg16 = |r: gimli::Register| r.0;
@@ -104,13 +123,13 @@ pub fn run(
         let instruction = match next() {
             Ok(Some(i)) => i,
             Ok(None) => break,
-            Err(e) => return Err(format!("bad call frame instruction: {e}")),
+            Err(e) => return Err(CfaError::Instruction(e)),
         };
         use CallFrameInstruction as I;
         match instruction {
             I::SetLoc { address } => {
                 if range.is_none() || address < loc {
-                    return Err("DW_CFA_set_loc moves backwards".into());
+                    return Err(CfaError::SetLocBackwards(address));
                 }
                 let new = address.min(end);
                 if new > loc {
@@ -120,7 +139,7 @@ pub fn run(
             }
             I::AdvanceLoc { delta } => {
                 if range.is_none() {
-                    return Err("DW_CFA_advance_loc in a CIE".into());
+                    return Err(CfaError::InCie("DW_CFA_advance_loc"));
                 }
                 let new = loc
                     .saturating_add(u64::from(delta).saturating_mul(factors.code_alignment))
@@ -147,7 +166,7 @@ pub fn run(
                     state.cfa = CfaRule::RegisterOffset(reg16(register), offset)
                 }
                 CfaRule::Expression(_) => {
-                    return Err("DW_CFA_def_cfa_register after an expression".into());
+                    return Err(CfaError::AfterExpression("DW_CFA_def_cfa_register"));
                 }
             },
             I::DefCfaOffset { offset } => match state.cfa {
@@ -155,7 +174,7 @@ pub fn run(
                     state.cfa = CfaRule::RegisterOffset(reg, offset as i64)
                 }
                 CfaRule::Expression(_) => {
-                    return Err("DW_CFA_def_cfa_offset after an expression".into());
+                    return Err(CfaError::AfterExpression("DW_CFA_def_cfa_offset"));
                 }
             },
             I::DefCfaOffsetSf { factored_offset } => match state.cfa {
@@ -166,7 +185,7 @@ pub fn run(
                     )
                 }
                 CfaRule::Expression(_) => {
-                    return Err("DW_CFA_def_cfa_offset_sf after an expression".into());
+                    return Err(CfaError::AfterExpression("DW_CFA_def_cfa_offset_sf"));
                 }
             },
             I::DefCfaExpression { expression } => state.cfa = CfaRule::Expression(expression),
@@ -225,21 +244,19 @@ pub fn run(
             } => state.set(reg16(register), Some(Rule::ValExpression(expression)))?,
             I::Restore { register } => {
                 let Some(initial) = initial else {
-                    return Err("DW_CFA_restore in a CIE".into());
+                    return Err(CfaError::InCie("DW_CFA_restore"));
                 };
                 let reg = reg16(register);
                 state.set(reg, initial.get(reg).cloned())?;
             }
             I::RememberState => {
                 if remembered.len() >= MAX_REMEMBERED {
-                    return Err("too many DW_CFA_remember_state".into());
+                    return Err(CfaError::TooManyRemembered);
                 }
                 remembered.push(state.clone());
             }
             I::RestoreState => {
-                *state = remembered
-                    .pop()
-                    .ok_or("DW_CFA_restore_state without DW_CFA_remember_state")?;
+                *state = remembered.pop().ok_or(CfaError::RestoreWithoutRemember)?;
             }
             I::NegateRaState => {
                 let value = match state.get(AARCH64_RA_SIGN_STATE) {
@@ -268,7 +285,7 @@ mod tests {
         cie: Vec<CallFrameInstruction<usize>>,
         fde: Vec<CallFrameInstruction<usize>>,
         range: (u64, u64),
-    ) -> Result<Vec<(u64, u64, RuleSet)>, String> {
+    ) -> Result<Vec<(u64, u64, RuleSet)>, CfaError> {
         let factors = Factors {
             code_alignment: 1,
             data_alignment: -8,
