@@ -1,7 +1,7 @@
 //! Damaged inputs: truncated files and garbage in every DWARF section never panic, and
 //! whatever output is produced still satisfies the format's invariants.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use crate::common::*;
 use dumpsyms::{Warning, WarningKind};
@@ -20,8 +20,8 @@ impl Rng {
 }
 
 /// A path for one crafted file, in a directory of its own.
-fn scratch_file(name: &str) -> PathBuf {
-    scratch(&format!("corrupt-{name}")).join(name)
+fn scratch_file(name: &str) -> Scratch {
+    scratch(&format!("corrupt-{name}")).within(name)
 }
 
 /// Dumps `bytes` from a file; a successful dump must produce a well-formed symbol file.
@@ -414,12 +414,7 @@ fn damaged_pe_and_pdb_never_panic() {
         ("mingw-i686/app.exe", None),
     ] {
         let bytes = std::fs::read(dir.join(victim)).unwrap();
-        let case = std::env::temp_dir().join(format!(
-            "dumpsyms-corrupt-win-{}-{}",
-            std::process::id(),
-            victim.replace('/', "-")
-        ));
-        std::fs::create_dir_all(&case).unwrap();
+        let case = scratch(&format!("corrupt-win-{}", victim.replace('/', "-")));
         let name = std::path::Path::new(victim).file_name().unwrap();
         let path = case.join(name);
         if let Some(image) = companion {

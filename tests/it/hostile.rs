@@ -462,7 +462,7 @@ fn an_unreadable_file_in_a_tree_is_a_failure() {
     }
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(tree.join("secret"), std::fs::Permissions::from_mode(0o000)).unwrap();
-    for d in [&work, &tree] {
+    for d in [&*work, tree.as_path()] {
         std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o777)).unwrap();
     }
     // A copy the unprivileged user can run wherever the checkout is.

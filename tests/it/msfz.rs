@@ -9,7 +9,7 @@ use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use crate::common::{dumpsyms, dumpsyms_command, scratch, stdout_of_success};
+use crate::common::{Scratch, dumpsyms, dumpsyms_command, scratch, stdout_of_success};
 
 const VARIANTS: [&str; 6] = [
     "msvc-x86_64",
@@ -44,11 +44,12 @@ fn with(extra: &[&str], paths: &[&Path]) -> String {
 }
 
 /// `variant`'s image with its MSFZ PDB beside it, in a directory of their own.
-fn image_with_msfz(variant: &str, tag: &str) -> (PathBuf, PathBuf) {
+fn image_with_msfz(variant: &str, tag: &str) -> (Scratch, PathBuf) {
     let dir = scratch(&format!("msfz-{tag}-{variant}"));
     std::fs::copy(windows().join(variant).join("app.exe"), dir.join("app.exe")).unwrap();
     std::fs::copy(msfz(variant), dir.join("app.pdb")).unwrap();
-    (dir.join("app.exe"), dir.join("app.pdb"))
+    let pdb = dir.join("app.pdb");
+    (dir.within("app.exe"), pdb)
 }
 
 #[test]
@@ -204,9 +205,8 @@ fn negotiating_server(root: &Path, strict: bool) -> (String, Requests) {
 }
 
 /// The image alone in a directory, and its debug id.
-fn image_alone(tag: &str) -> (PathBuf, String) {
-    let dir = scratch(tag);
-    let exe = dir.join("app.exe");
+fn image_alone(tag: &str) -> (Scratch, String) {
+    let exe = scratch(tag).within("app.exe");
     std::fs::copy(windows().join("msvc-x86_64/app.exe"), &exe).unwrap();
     let header = dump(&[&"-i", &exe]);
     let id = header.split_whitespace().nth(3).unwrap().to_string();
@@ -214,7 +214,7 @@ fn image_alone(tag: &str) -> (PathBuf, String) {
 }
 
 /// A store holding the plain PDB at its key and the MSFZ one at its `msfz0` key.
-fn store_with_both(id: &str, tag: &str) -> PathBuf {
+fn store_with_both(id: &str, tag: &str) -> Scratch {
     let store = scratch(tag);
     let key = store.join("app.pdb").join(id);
     std::fs::create_dir_all(key.join("msfz0")).unwrap();

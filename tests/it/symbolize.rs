@@ -151,7 +151,7 @@ fn lookups_agree_with_rust_minidump_on_every_record_boundary() {
 }
 
 /// A fresh store (`scratch(tag)`) holding `binary`'s symbol file, with inlined calls.
-fn store_of(binary: impl AsRef<Path>, tag: &str) -> std::path::PathBuf {
+fn store_of(binary: impl AsRef<Path>, tag: &str) -> Scratch {
     let store = scratch(tag);
     let o = dumpsyms_command()
         .args(["-q", "--inlines", "--no-debuginfod", "--store"])
@@ -948,8 +948,9 @@ fn the_fuzz_targets_invariants_hold_on_the_field_reports() {
 /// `dumpsyms symbolize ARGS REPORT` in an empty directory, with nothing to resolve from
 /// but what ARGS give: (stdout, stderr).
 pub(crate) fn symbolize_in_empty_dir(tag: &str, args: &[&str], report: &Path) -> (Vec<u8>, String) {
+    let empty = scratch(tag);
     let o = dumpsyms_command()
-        .current_dir(scratch(tag))
+        .current_dir(&empty)
         .args(["symbolize", "--no-debuginfod"])
         .args(args)
         .arg(report)
@@ -1009,7 +1010,7 @@ fn every_family_of_the_field_is_recognized_and_passed_through_unchanged() {
         let (text, _) = symbolize_in_empty_dir("field-text", &["--verified-only"], &report);
         assert!(text == input, "{file}: changed where nothing resolved");
         // The same report with CRLF line ends and no newline at its end.
-        let crlf_report = scratch("field-crlf").join(file);
+        let crlf_report = scratch("field-crlf").within(file);
         let mut crlf = String::from_utf8(input).unwrap().replace('\n', "\r\n");
         crlf.truncate(crlf.len() - 2);
         std::fs::write(&crlf_report, &crlf).unwrap();

@@ -91,7 +91,7 @@ fn absolute_frames_are_placed_by_the_reports_memory_map() {
 
     let report = std::fs::read_to_string(dir.join("report.txt")).unwrap();
     let (head, _) = report.split_once("======= Memory map").unwrap();
-    let bare = scratch("symbolize-maps-bare").join("report.txt");
+    let bare = scratch("symbolize-maps-bare").within("report.txt");
     std::fs::write(&bare, head).unwrap();
     let (json, stderr) = symbolize(&bare, &["--json", "--debug-dir", debug_dir]);
     assert_eq!(placed_frames(&json), vec![], "{stderr}");
@@ -193,7 +193,7 @@ fn apple_frames_are_placed_by_binary_images_and_identified_by_uuid() {
     }
 
     // Another build's UUID: the binary found by name is not it.
-    let other = scratch("symbolize-apple-other").join("crash.txt");
+    let other = scratch("symbolize-apple-other").within("crash.txt");
     let text = std::fs::read_to_string(dir.join("crash.txt")).unwrap();
     std::fs::write(&other, text.replace("<4C4C44E5-", "<4C4C44E6-")).unwrap();
     let (json, stderr) = symbolize(&other, &args);
@@ -273,7 +273,7 @@ fn an_ips_report_with_text_after_its_body_is_still_read() {
     let debug_dir = ["--debug-dir", macho.to_str().unwrap()];
     let tail = "\nModel: MacBookPro18,3, BootROM 7459.141.1, proc 10:8:2 processors, 16 GB\nGraphics: Apple M1 Pro, Apple M1 Pro, Built-In\n";
     let original = std::fs::read_to_string(dir.join("report.ips")).unwrap() + tail;
-    let report = scratch("symbolize-ips-tail").join("report.ips");
+    let report = scratch("symbolize-ips-tail").within("report.ips");
     std::fs::write(&report, &original).unwrap();
     let (json, stderr) = symbolize(&report, &[&["--json"], &debug_dir[..]].concat());
     let frames = record_frames(&json);
@@ -384,7 +384,7 @@ fn an_esp_idf_backtrace_resolves_in_the_firmware_it_names() {
     );
     assert!(next[1].starts_with("    0x4011b3: inner at "), "{text}");
 
-    let other = scratch("symbolize-esp-other").join("report.txt");
+    let other = scratch("symbolize-esp-other").within("report.txt");
     let original = std::fs::read_to_string(&report).unwrap();
     let sha = original
         .lines()
@@ -404,7 +404,7 @@ fn an_esp_idf_backtrace_resolves_in_the_firmware_it_names() {
 /// offset on another: resolved as llvm-symbolizer reads the RVA in the PDB.
 #[test]
 fn a_windows_event_logs_fault_offset_resolves_in_its_faulting_module() {
-    let report = scratch("symbolize-wer").join("event.txt");
+    let report = scratch("symbolize-wer").within("event.txt");
     // The Event Log's text of event 1000, as pasted into trackers.
     std::fs::write(
         &report,
@@ -577,7 +577,7 @@ fn crashlytics_ios_frames_are_binary_offsets() {
         .filter(|l| !l.starts_with('#'))
         .map(|l| format!("{}\n", l.replace("Crashed: ", "Thread 0 Crashed:: ")))
         .collect();
-    let apple = scratch("symbolize-not-crashlytics").join("crash.txt");
+    let apple = scratch("symbolize-not-crashlytics").within("crash.txt");
     std::fs::write(&apple, &headed).unwrap();
     let (json, stderr) = symbolize(&apple, &args);
     assert_eq!(record_frames(&json)[..2], frames[..2], "{stderr}");

@@ -465,12 +465,58 @@ pub fn stdout_of_success(out: std::process::Output) -> String {
 }
 
 /// A fresh, empty directory for one test: `tag` tells the tests of one file apart, the
-/// process id the runs of the test binaries. Left behind after the test, to look into.
-pub fn scratch(tag: &str) -> PathBuf {
+/// process id the runs of the test binaries. Removed when the test passes (some hold
+/// hundreds of megabytes, and CI machines share small disks); left behind when it
+/// fails, to look into.
+pub fn scratch(tag: &str) -> Scratch {
     let d = std::env::temp_dir().join(format!("dumpsyms-test-{tag}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).unwrap();
-    d
+    Scratch {
+        root: d.clone(),
+        path: d,
+    }
+}
+
+/// A test's scratch directory, or a path inside it (`within`): see [`scratch`].
+pub struct Scratch {
+    root: PathBuf,
+    path: PathBuf,
+}
+
+impl Scratch {
+    /// `name` inside the directory, which goes when the returned value does.
+    pub fn within(mut self, name: &str) -> Scratch {
+        self.path = self.path.join(name);
+        self
+    }
+}
+
+impl std::ops::Deref for Scratch {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl AsRef<Path> for Scratch {
+    fn as_ref(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl AsRef<std::ffi::OsStr> for Scratch {
+    fn as_ref(&self) -> &std::ffi::OsStr {
+        self.path.as_os_str()
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            let _ = std::fs::remove_dir_all(&self.root);
+        }
+    }
 }
 
 pub fn fixtures() -> PathBuf {
