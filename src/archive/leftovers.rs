@@ -15,7 +15,8 @@ use std::sync::atomic::{AtomicI32, Ordering};
 /// The start of every unpack directory's name.
 pub(crate) const PREFIX: &str = ".dumpsyms-unpacking-";
 
-/// The unpack directories of this process that still exist.
+/// The stores this process unpacks into: on SIGINT or SIGTERM, its directories in them
+/// (those named with its [`prefix`]) are removed.
 static LIVE: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
 
 /// The write end of the pipe the signal handler tells the cleaner through; -1 until
@@ -44,19 +45,29 @@ fn host() -> u32 {
     })
 }
 
-/// Keeps `dir` to be removed if the process is interrupted, until [`forget`].
-pub(crate) fn register(dir: &Path) {
+/// Watches `store`, before this process makes an unpack directory in it: if the
+/// process is interrupted, whatever directories of its own are in it then are removed.
+/// By the store, not the directory: a directory registered once made would be left
+/// behind by a signal between its making and its registering (seen under load).
+pub(crate) fn watch(store: &Path) {
     install();
-    LIVE.lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .push(dir.to_path_buf());
+    let mut live = LIVE.lock().unwrap_or_else(|e| e.into_inner());
+    if !live.iter().any(|s| s == store) {
+        live.push(store.to_path_buf());
+    }
 }
 
-/// `dir` is gone (or going) by the ordinary way.
-pub(crate) fn forget(dir: &Path) {
-    LIVE.lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .retain(|d| d != dir);
+/// This process's unpack directories in `store`.
+fn own_in(store: &Path) -> Vec<PathBuf> {
+    let mine = prefix();
+    let Ok(entries) = std::fs::read_dir(store) else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(Result::ok)
+        .filter(|e| e.file_name().to_str().is_some_and(|n| n.starts_with(&mine)))
+        .map(|e| e.path())
+        .collect()
 }
 
 /// Removes the unpack directories in `store` whose process is no longer running: a run
@@ -167,8 +178,8 @@ fn clean_on_signal(read: libc::c_int) {
         }
         return;
     }
-    let dirs = std::mem::take(&mut *LIVE.lock().unwrap_or_else(|e| e.into_inner()));
-    for dir in dirs {
+    let stores = std::mem::take(&mut *LIVE.lock().unwrap_or_else(|e| e.into_inner()));
+    for dir in stores.iter().flat_map(|s| own_in(s)) {
         let _ = std::fs::remove_dir_all(dir);
     }
     let signal = libc::c_int::from(byte);
@@ -200,6 +211,7 @@ mod tests {
         }
         assert_eq!(remove_stale(&store), std::slice::from_ref(&gone));
         assert!(mine.is_dir() && old_style.is_dir() && foreign.is_dir() && !gone.exists());
+        assert_eq!(own_in(&store), [mine]);
         std::fs::remove_dir_all(&store).unwrap();
     }
 }

@@ -240,14 +240,6 @@ pub(crate) struct Unpacking {
     run_left: u64,
 }
 
-impl Drop for Unpacking {
-    fn drop(&mut self) {
-        if let Some(temp) = &self.temp {
-            leftovers::forget(temp.path());
-        }
-    }
-}
-
 impl Unpacking {
     /// The run's unpacking into `store`, its archives together unpacking to at most
     /// `budget` bytes.
@@ -339,10 +331,10 @@ impl Unpacking {
                 std::fs::create_dir_all(&self.store)?;
                 // A killed run's members, which no one else will remove.
                 leftovers::remove_stale(&self.store);
+                leftovers::watch(&self.store);
                 let temp = tempfile::Builder::new()
                     .prefix(&leftovers::prefix())
                     .tempdir_in(&self.store)?;
-                leftovers::register(temp.path());
                 none.insert(temp)
             }
         };
