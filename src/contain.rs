@@ -14,13 +14,21 @@ thread_local! {
     static CONTAINED: Cell<bool> = const { Cell::new(false) };
 }
 
-/// Runs `f`; a panic inside it becomes `Err(message)`.
-pub(crate) fn contained<T>(f: impl FnOnce() -> T) -> Result<T, String> {
+/// A panic inside another crate's reader: which reader, and what the panic said.
+#[derive(Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{reader} failed on damaged data ({message})")]
+pub(crate) struct Panicked {
+    reader: &'static str,
+    message: String,
+}
+
+/// Runs `f`; a panic inside it becomes an error.
+pub(crate) fn contained<T>(f: impl FnOnce() -> T) -> Result<T, Panicked> {
     contained_as("the PDB reader", f)
 }
 
 /// [`contained`] for another crate's reader, named `reader` in the message.
-pub(crate) fn contained_as<T>(reader: &str, f: impl FnOnce() -> T) -> Result<T, String> {
+pub(crate) fn contained_as<T>(reader: &'static str, f: impl FnOnce() -> T) -> Result<T, Panicked> {
     static HOOK: Once = Once::new();
     HOOK.call_once(|| {
         // Chained to the hook in place, which still reports every other panic.
@@ -36,7 +44,7 @@ pub(crate) fn contained_as<T>(reader: &str, f: impl FnOnce() -> T) -> Result<T, 
     CONTAINED.with(|c| c.set(was));
     result.map_err(|payload| {
         let message = panic_message(payload.as_ref()).unwrap_or_else(|| "unknown failure".into());
-        format!("{reader} failed on damaged data ({message})")
+        Panicked { reader, message }
     })
 }
 
@@ -54,9 +62,9 @@ mod tests {
 
     #[test]
     fn a_panic_becomes_an_error() {
-        let r: Result<u8, String> = contained(|| panic!("mid > len"));
+        let r: Result<u8, Panicked> = contained(|| panic!("mid > len"));
         assert_eq!(
-            r.unwrap_err(),
+            r.unwrap_err().to_string(),
             "the PDB reader failed on damaged data (mid > len)"
         );
         assert_eq!(contained(|| 7), Ok(7));

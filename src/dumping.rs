@@ -30,12 +30,17 @@ pub fn dump(path: &Path, opts: &Options) -> Result<Dump, Error> {
     let on_workers = workers::run(opts.jobs, || {
         // A .dSYM bundle stands for the DWARF file inside it.
         let resolved = locate::resolve_dsym_bundle(path)?;
-        let input = load::Input::open(&resolved)?;
-        let dump = pipeline::dump_input(&input, opts, true);
-        input.intact()?;
-        dump.map(warn_of_deep_names)
+        dump_opened(&load::Input::open(&resolved)?, opts)
     });
     on_workers.map_err(|e| Error::new(path, ErrorKind::Threads(e)))?
+}
+
+/// [`dump`] of a file already opened (and an MSFZ PDB unpacked): a store run's look at
+/// it and its dump share one map.
+pub(crate) fn dump_opened(input: &load::Input, opts: &Options) -> Result<Dump, Error> {
+    let dump = pipeline::dump_input(input, opts, true);
+    input.intact()?;
+    dump.map(warn_of_deep_names)
 }
 
 /// Dumps a file held in memory, as [`dump`] dumps one on disk; `name` stands for its path

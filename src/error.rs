@@ -11,13 +11,13 @@ pub enum ErrorKind {
     Io(#[source] std::io::Error),
     /// The bytes are not an object file this tool understands.
     #[error("not an object file: {0}")]
-    NotObject(String),
+    NotObject(#[source] Reason),
     /// A valid object file of a kind that is not supported.
     #[error("unsupported file: {0}")]
-    Unsupported(String),
+    Unsupported(#[source] Reason),
     /// The file is damaged beyond what can be salvaged.
     #[error("corrupt file: {0}")]
-    Corrupt(String),
+    Corrupt(#[source] Reason),
     /// The container's headers (ELF, Mach-O, PE) do not parse. The message repeats the
     /// source's words: the CLI prints one line, not a chain.
     #[error("corrupt file: bad headers ({source}); is the file truncated?")]
@@ -43,6 +43,30 @@ pub enum ErrorKind {
     #[error("cannot start worker threads: {0}")]
     Threads(#[source] std::io::Error),
 }
+
+/// Why a file found or fetched for a module is not that module's: what a symbol
+/// server, a debuginfod server or a cache must give is checked against the id asked
+/// for.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum NotTheFile {
+    /// It cannot be opened or read as what it should be.
+    #[error("{0}")]
+    Unreadable(#[source] Box<dyn std::error::Error + Send + Sync>),
+    /// It is not that kind of file at all (`what`: "a PE image").
+    #[error("not {0}")]
+    NotA(&'static str),
+    /// Another build's: `what` names the id read (`the file's build ID`), `have` is it.
+    #[error("wrong build: {what} is {have}")]
+    WrongBuild { what: &'static str, have: String },
+    /// An ELF file without the note a debuginfod server is asked by.
+    #[error("the file has no build ID")]
+    NoBuildId,
+}
+
+/// Why a reader gave up on a file: the reader's own error type where it has one (what
+/// it expected, and where), which `downcast_ref` reaches, else its words. The messages
+/// repeat it: the command prints one line, not a chain.
+pub type Reason = Box<dyn std::error::Error + Send + Sync>;
 
 /// An error tied to the input file it concerns. Its `source()` is the underlying error
 /// (io, object, pdb) where there is one.

@@ -322,10 +322,16 @@ fn check_records(out: &[u8]) {
 /// small stack, an input that changes while mapped, a tree walk over files that change
 /// their kind.
 pub mod internals {
-    pub use crate::batch::tree::{Role, files, role};
+    pub use crate::batch::tree::{Role, files};
     pub use crate::demangle::swift::demangle_here as demangle_swift_here;
     pub use crate::demangle::{Lang, demangle};
     pub use crate::load::Input;
+
+    /// What the file at `path` is to a tree dump.
+    pub fn role(path: &std::path::Path) -> Role {
+        use crate::batch::tree;
+        tree::open(path).map_or_else(|role| role, |input| tree::role(&input))
+    }
 }
 
 /// A symbol file as `dumpsyms symbolize` reads one from a store: parsed, then looked

@@ -62,7 +62,7 @@ pub use batch::tree::is_dsym_bundle;
 pub use breakpad::store::store_path;
 pub use breakpad::{WriteOptions, write_module};
 pub use dumping::{architectures, dump, dump_bytes};
-pub use error::{ArgumentError, Error, ErrorKind, Warning, WarningKind, Warnings};
+pub use error::{ArgumentError, Error, ErrorKind, Reason, Warning, WarningKind, Warnings};
 pub use locate::Search;
 pub use model::ids::{Arch, CodeId, DebugId};
 pub use model::module::{Function, Inline, Line, Module, Public};

@@ -17,6 +17,41 @@ use crate::error::{Error, ErrorKind, Warning, WarningKind, Warnings};
 /// would let a few bytes of input allocate gigabytes.
 const MAX_DECOMPRESSION_RATIO: u64 = 256;
 
+/// Why a path is not a file the loader reads.
+#[derive(Debug, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum NotAFile {
+    #[error("empty file")]
+    Empty,
+    #[error("is a directory")]
+    Directory,
+    #[error("not a regular file (a pipe, socket or device); only regular files are read")]
+    Special,
+    #[error("not a regular file (it was replaced while being opened); only regular files are read")]
+    Replaced,
+    /// A member of a static library said to lie where its file does not reach.
+    #[error("{len} bytes at {offset} do not lie within its {size}-byte file")]
+    Outside { len: u64, offset: u64, size: u64 },
+}
+
+/// Why the code asked for is not in a file: its slices (or its one architecture) are
+/// others', or the file is of a kind with no code to dump.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum Slices {
+    #[error("no {want} code: this is a thin {have} file")]
+    Thin { want: String, have: &'static str },
+    #[error("{0:?} files are not supported")]
+    Kind(object::FileKind),
+    #[error("universal binary with {count} slices ({names}); choose one with --arch")]
+    Choose { count: usize, names: String },
+    #[error("no {want} slice; the slices are {have}")]
+    Missing { want: String, have: String },
+}
+
+/// An MSFZ container's damage, as the messages name it.
+#[derive(Debug, thiserror::Error)]
+#[error("MSFZ (compressed PDB) container: {0}")]
+struct Msfz(#[source] crate::msfz::MsfzError);
+
 /// An input file: mapped into memory, or held in a buffer when it was itself extracted
 /// from another file (MiniDebugInfo).
 pub struct Input {
@@ -47,11 +82,20 @@ pub(crate) fn open_nonblocking(path: &Path) -> std::io::Result<std::fs::File> {
 impl Input {
     /// Opens and maps `path`.
     pub fn open(path: &Path) -> Result<Input, Error> {
+        Self::open_as_it_is(path)?.msfz_unpacked()
+    }
+
+    /// Opens and maps `path`, an MSFZ PDB left packed: enough to tell what a file is
+    /// (a store run's look at each of its files) without unpacking one that is not read.
+    pub(crate) fn open_as_it_is(path: &Path) -> Result<Input, Error> {
         let (file, len) = Self::open_regular(path)?;
         if len == 0 {
-            return Err(Error::new(path, ErrorKind::NotObject("empty file".into())));
+            return Err(Error::new(
+                path,
+                ErrorKind::NotObject(Box::new(NotAFile::Empty)),
+            ));
         }
-        Self::map(path, &file, 0, len)
+        Self::map_as_it_is(path, &file, 0, len)
     }
 
     /// Opens and maps the bytes `offset..offset + len` of `path` (a member of a static
@@ -67,9 +111,7 @@ impl Input {
         if len == 0 || offset.checked_add(len).is_none_or(|end| end > size) {
             return Err(Error::new(
                 &name,
-                ErrorKind::Corrupt(format!(
-                    "{len} bytes at {offset} do not lie within its {size}-byte file"
-                )),
+                ErrorKind::Corrupt(Box::new(NotAFile::Outside { len, offset, size })),
             ));
         }
         let mut input = Self::map(path, &file, offset, len)?;
@@ -86,16 +128,13 @@ impl Input {
         if meta.is_dir() {
             return Err(Error::new(
                 path,
-                ErrorKind::NotObject("is a directory".into()),
+                ErrorKind::NotObject(Box::new(NotAFile::Directory)),
             ));
         }
         if !meta.is_file() {
             return Err(Error::new(
                 path,
-                ErrorKind::NotObject(
-                    "not a regular file (a pipe, socket or device); only regular files are read"
-                        .into(),
-                ),
+                ErrorKind::NotObject(Box::new(NotAFile::Special)),
             ));
         }
         // Non-blocking, and asked again of what was opened: the path may have become a
@@ -105,9 +144,7 @@ impl Input {
         if !meta.is_file() {
             return Err(Error::new(
                 path,
-                ErrorKind::NotObject(
-                    "not a regular file (it was replaced while being opened); only regular files are read".into(),
-                ),
+                ErrorKind::NotObject(Box::new(NotAFile::Replaced)),
             ));
         }
         Ok((file, meta.len()))
@@ -129,12 +166,8 @@ impl Input {
         let io = |e| Error::new(&self.path, ErrorKind::Io(e));
         let file = crate::scratch::unnamed_file("msfz").map_err(io)?;
         let mut out = std::io::BufWriter::with_capacity(1 << 20, &file);
-        crate::msfz::unpack(self.bytes(), &mut out).map_err(|why| {
-            Error::new(
-                &self.path,
-                ErrorKind::Corrupt(format!("MSFZ (compressed PDB) container: {why}")),
-            )
-        })?;
+        crate::msfz::unpack(self.bytes(), &mut out)
+            .map_err(|why| Error::new(&self.path, ErrorKind::Corrupt(Box::new(Msfz(why)))))?;
         drop(out);
         let len = file.metadata().map_err(io)?.len();
         Self::map_as_it_is(&self.path, &file, 0, len)
@@ -269,14 +302,14 @@ impl<'a> SectionStream<'a> {
     /// early; returns how many. They are inflated into `out`'s spare room, not into
     /// memory zeroed first: zeroing each unit's buffer before the inflater overwrote it
     /// was 1% of a compressed dump.
-    pub(crate) fn append(&mut self, out: &mut Vec<u8>, n: usize) -> Result<usize, String> {
+    pub(crate) fn append(&mut self, out: &mut Vec<u8>, n: usize) -> Result<usize, InflateError> {
         out.reserve(n);
         let start = out.len();
         while out.len() - start < n && !self.ended {
             let room = n - (out.len() - start);
             let input = &self.compressed.data[self.compressed.pos..];
             let (consumed, written, status) = inflate_into(&mut self.inflater, input, out, room)
-                .map_err(|_| "cannot decompress: corrupt deflate stream".to_string())?;
+                .map_err(|_| InflateError::Stream)?;
             self.compressed.consume(consumed);
             self.ended = status == flate2::Status::StreamEnd;
             if written == 0 && consumed == 0 {
@@ -368,9 +401,10 @@ impl<'a> Object<'a> {
                     if have != want {
                         return Err(Error::new(
                             path,
-                            ErrorKind::Unsupported(format!(
-                                "no {want} code: this is a thin {have} file"
-                            )),
+                            ErrorKind::Unsupported(Box::new(Slices::Thin {
+                                want: want.to_string(),
+                                have,
+                            })),
                         ));
                     }
                 }
@@ -382,7 +416,7 @@ impl<'a> Object<'a> {
             other => {
                 return Err(Error::new(
                     path,
-                    ErrorKind::Unsupported(format!("{other:?} files are not supported")),
+                    ErrorKind::Unsupported(Box::new(Slices::Kind(other))),
                 ));
             }
         };
@@ -636,22 +670,20 @@ fn select_slice<'a>(
         None => {
             return Err(Error::new(
                 path,
-                ErrorKind::Unsupported(format!(
-                    "universal binary with {} slices ({}); choose one with --arch",
-                    slices.len(),
-                    names.join(", ")
-                )),
+                ErrorKind::Unsupported(Box::new(Slices::Choose {
+                    count: slices.len(),
+                    names: names.join(", "),
+                })),
             ));
         }
     };
     chosen.map(|s| s.1).ok_or_else(|| {
         Error::new(
             path,
-            ErrorKind::Unsupported(format!(
-                "no {} slice; the slices are {}",
-                arch.unwrap_or_default(),
-                names.join(", ")
-            )),
+            ErrorKind::Unsupported(Box::new(Slices::Missing {
+                want: arch.unwrap_or_default().to_string(),
+                have: names.join(", "),
+            })),
         )
     })
 }
@@ -737,11 +769,31 @@ const POPULATE_STEP: usize = 8 << 20;
 
 /// A section's bytes, decompressed: large zlib sections by [`inflate_whole`], the
 /// others by `object`, with the same results and messages.
-fn decompress<'a>(c: &object::CompressedData<'a>) -> Result<Cow<'a, [u8]>, String> {
+fn decompress<'a>(c: &object::CompressedData<'a>) -> Result<Cow<'a, [u8]>, InflateError> {
     if c.format == object::CompressionFormat::Zlib && c.uncompressed_size >= POPULATE_STEP as u64 {
         return inflate_whole(c.data, c.uncompressed_size).map(Cow::Owned);
     }
-    c.decompress().map_err(|e| e.to_string())
+    c.decompress().map_err(InflateError::Object)
+}
+
+/// Why a compressed section cannot be inflated. The whole-section inflater's words are
+/// `object`'s own, so that a section reads the same whichever inflates it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum InflateError {
+    #[error("Uncompressed data size is too large.")]
+    TooLarge,
+    #[error("Uncompressed data allocation failed")]
+    Allocation,
+    #[error("Invalid zlib compressed data")]
+    Invalid,
+    #[error("Uncompressed data size does not match compression header")]
+    Size,
+    /// A section inflated as it is read ([`SectionStream`]).
+    #[error("cannot decompress: corrupt deflate stream")]
+    Stream,
+    /// What `object` said of the sections it inflates.
+    #[error("{0}")]
+    Object(object::Error),
 }
 
 /// A zlib section inflated whole, with the checks and messages of `object`'s
@@ -753,25 +805,25 @@ fn decompress<'a>(c: &object::CompressedData<'a>) -> Result<Cow<'a, [u8]>, Strin
 /// times what asking for the same page in bulk does (docs/PERFORMANCE.md). Never more
 /// than a step beyond what the stream has given is asked for, so that a section whose
 /// header claims far more than its stream holds costs no more memory than before.
-fn inflate_whole(data: &[u8], size: u64) -> Result<Vec<u8>, String> {
-    let size = usize::try_from(size).map_err(|_| "Uncompressed data size is too large.")?;
+fn inflate_whole(data: &[u8], size: u64) -> Result<Vec<u8>, InflateError> {
+    let size = usize::try_from(size).map_err(|_| InflateError::TooLarge)?;
     let mut out: Vec<u8> = Vec::new();
     out.try_reserve_exact(size)
-        .map_err(|_| "Uncompressed data allocation failed")?;
+        .map_err(|_| InflateError::Allocation)?;
     let mut z = flate2::Decompress::new(true);
     let mut read = 0;
     while out.len() < size {
         let step = POPULATE_STEP.min(size - out.len());
         populate(&mut out.spare_capacity_mut()[..step]);
         let (consumed, written, status) = inflate_into(&mut z, &data[read..], &mut out, step)
-            .map_err(|_| "Invalid zlib compressed data")?;
+            .map_err(|_| InflateError::Invalid)?;
         read += consumed;
         if status == flate2::Status::StreamEnd || (written == 0 && consumed == 0) {
             break;
         }
     }
     if out.len() != size {
-        return Err("Uncompressed data size does not match compression header".to_string());
+        return Err(InflateError::Size);
     }
     Ok(out)
 }
@@ -882,7 +934,8 @@ mod tests {
                     data: &data,
                     uncompressed_size: size,
                 })
-                .map(Cow::into_owned);
+                .map(Cow::into_owned)
+                .map_err(|e| e.to_string());
                 let theirs = by_object(&data, size);
                 assert_eq!(
                     ours.as_ref().map(Vec::len),

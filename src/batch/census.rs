@@ -9,13 +9,14 @@ use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
 
-use super::slices;
 use crate::batch::tree;
+use crate::load::Input;
+use crate::model::module::Module;
 use crate::options::Options;
 
 pub(super) struct Census {
-    /// Each file's role; `None` for an input given by itself (always dumped).
-    pub roles: Vec<Option<tree::Role>>,
+    /// Each file as its look found it, in the files' order.
+    pub looks: Vec<Look>,
     /// The debug ids of the modules of the run (every slice of each), and the names
     /// their debug links give: a debug file that has one of them is read through its
     /// binary, and not dumped on its own. Empty when the run holds no debug file.
@@ -23,69 +24,157 @@ pub(super) struct Census {
     debuglinks: HashSet<String>,
 }
 
+/// One file of a store run, from one look at it before any file is dumped: opened and
+/// its headers parsed once, and what they say carried to its dump (the census, `--shard`
+/// and `--skip-existing` all go by it; each once read the file again).
+pub(super) struct Look {
+    /// What the file is to the run; `None` for an input given by itself (always dumped).
+    pub role: Option<tree::Role>,
+    /// The dumps the file makes: one per slice of a universal Mach-O (unless `--arch`
+    /// picks one), else one; each with the header it writes, `None` where the headers
+    /// cannot be read (its dump then says why). Empty for a file that is not dumped.
+    pub dumps: Vec<(Options, Option<Module>)>,
+    /// A module's `.gnu_debuglink` name.
+    debuglink: Option<String>,
+}
+
 impl Census {
-    /// The roles of `files` (`walked`: found under a directory or in an archive), on the
-    /// caller's worker threads; the modules' ids only when a debug file needs them.
+    /// The looks at `files` (`walked`: found under a directory or in an archive), on
+    /// the caller's worker threads.
     pub fn take(
         opts: &Options,
         files: &[PathBuf],
         walked: &(dyn Fn(&Path) -> bool + Sync),
     ) -> Census {
-        let roles: Vec<Option<tree::Role>> = files
+        let looks: Vec<Look> = files
             .par_iter()
-            .map(|f| walked(f).then(|| tree::role(f)))
+            .map(|f| look_contained(opts, f, walked(f)))
             .collect();
         let mut census = Census {
-            roles,
+            looks,
             claimed: HashSet::new(),
             debuglinks: HashSet::new(),
         };
         if !census
-            .roles
+            .looks
             .iter()
-            .any(|r| matches!(r, Some(tree::Role::DebugFile(_))))
+            .any(|l| matches!(l.role, Some(tree::Role::DebugFile(_))))
         {
             return census;
         }
-        let modules: Vec<(Vec<String>, Option<String>)> = files
-            .par_iter()
-            .zip(&census.roles)
-            .filter(|(_, role)| matches!(role, None | Some(tree::Role::Module)))
-            .map(|(file, _)| {
-                let ids = slices(opts, file)
-                    .iter()
-                    .filter_map(|o| header_id(o, file))
-                    .collect();
-                (ids, crate::locate::debuglink_name(file))
-            })
-            .collect();
-        for (ids, link) in modules {
-            census.claimed.extend(ids);
-            census.debuglinks.extend(link);
+        for look in &census.looks {
+            if matches!(look.role, None | Some(tree::Role::Module)) {
+                let headers = look.dumps.iter().filter_map(|(_, h)| h.as_ref());
+                census
+                    .claimed
+                    .extend(headers.map(|h| h.debug_id.to_string()));
+                census.debuglinks.extend(look.debuglink.clone());
+            }
         }
         census
     }
 
-    /// Whether the debug file `file`, dumped as `opts` says (one slice of it), is read
+    /// Whether the debug file `file`, one of whose dumps writes `header`, is read
     /// through a binary of the run.
-    pub fn claims(&self, opts: &Options, file: &Path) -> bool {
+    pub fn claims(&self, file: &Path, header: Option<&Module>) -> bool {
         let named = file
             .file_name()
             .and_then(|n| n.to_str())
             .is_some_and(|n| self.debuglinks.contains(n));
-        named || header_id(opts, file).is_some_and(|id| self.claimed.contains(&id))
+        named || header.is_some_and(|h| self.claimed.contains(h.debug_id.as_ref()))
     }
 }
 
-/// The debug id `opts` gives the module of `file`, from its headers alone.
-fn header_id(opts: &Options, file: &Path) -> Option<String> {
-    let header = Options {
-        header_only: true,
-        ..opts.clone()
+/// [`look`], where a panic in a reader makes the file a module whose headers cannot be
+/// read: its dump meets the same panic, contained and reported with the file's name.
+fn look_contained(opts: &Options, file: &Path, walked: bool) -> Look {
+    let look = || look(opts, file, walked);
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(look)).unwrap_or_else(|_| Look {
+        role: walked.then_some(tree::Role::Module),
+        dumps: vec![(opts.clone(), None)],
+        debuglink: None,
+    })
+}
+
+fn look(opts: &Options, file: &Path, walked: bool) -> Look {
+    let mut look = Look {
+        role: None,
+        dumps: Vec::new(),
+        debuglink: None,
     };
-    crate::dumping::dump(file, &header)
-        .ok()
-        .map(|d| d.module.debug_id.to_string())
+    let opened = match walked {
+        true => tree::open(file).map_err(Some),
+        // A .dSYM bundle given stands for the DWARF file inside it.
+        false => crate::locate::resolve_dsym_bundle(file)
+            .and_then(|f| Input::open_as_it_is(&f))
+            .map_err(|_| None),
+    };
+    let input = match opened {
+        Ok(input) => input,
+        Err(role) => {
+            // Given by itself, it is dumped all the same: the dump says what is wrong.
+            if role.is_none() {
+                look.dumps.push((opts.clone(), None));
+            }
+            look.role = role;
+            return look;
+        }
+    };
+    if walked {
+        let role = tree::role(&input);
+        let dumped = matches!(role, tree::Role::Module | tree::Role::DebugFile(_));
+        look.role = Some(role);
+        if !dumped {
+            return look;
+        }
+    }
+    look.dumps = dumps(opts, file, &input, look.role.as_ref());
+    if matches!(look.role, None | Some(tree::Role::Module)) {
+        look.debuglink = crate::locate::debuglink_name(&input);
+    }
+    let Ok(input) = input.msfz_unpacked() else {
+        return look;
+    };
+    for (o, header) in &mut look.dumps {
+        let header_only = Options {
+            header_only: true,
+            ..o.clone()
+        };
+        *header = crate::dumping::dump_opened(&input, &header_only)
+            .ok()
+            .map(|d| d.module);
+    }
+    look
+}
+
+/// The options of each dump `input` makes, without their headers yet.
+fn dumps(
+    opts: &Options,
+    file: &Path,
+    input: &Input,
+    role: Option<&tree::Role>,
+) -> Vec<(Options, Option<Module>)> {
+    let mut dumps = match (&opts.arch, crate::load::architectures(input)) {
+        (None, Ok(arches)) if arches.len() > 1 => arches
+            .into_iter()
+            .map(|arch| Options {
+                arch: Some(arch),
+                ..opts.clone()
+            })
+            .collect(),
+        _ => vec![opts.clone()],
+    };
+    // A debug file no binary of the run reads is dumped on its own, under the name of
+    // the binary it was split from: the store path that binary's dump would replace.
+    if let Some(tree::Role::DebugFile(_)) = role
+        && opts.name.is_none()
+        && let Some(name) = binary_name(file)
+    {
+        for o in &mut dumps {
+            o.name = Some(name.clone());
+        }
+    }
+    dumps.into_iter().map(|o| (o, None)).collect()
 }
 
 /// The name of the binary a separate ELF debug file was split from, as the debug file's

@@ -25,6 +25,7 @@ use rayon::prelude::*;
 use crate::batch::byid::{ById, Unavailable};
 use crate::batch::shard::Shard;
 use crate::error::{Warning, WarningKind, Warnings};
+use crate::model::module::Module;
 use crate::options::Dump;
 use crate::options::Options;
 use crate::output::AtomicFile;
@@ -294,8 +295,8 @@ impl Batch<'_> {
                                 };
                                 let one = || {
                                     contained(self.report, &file.display().to_string(), || {
-                                        let role = census.roles[i].as_ref();
-                                        self.store_one(store, file, role, &census, &claim)
+                                        let look = &census.looks[i];
+                                        self.store_one(store, file, look, &census, &claim)
                                     })
                                 };
                                 let outcome = match &own {
@@ -412,52 +413,42 @@ impl Batch<'_> {
         summary
     }
 
-    /// One file of a store batch. `role`: what the file, found under a directory or in
-    /// an archive, is to the run (`None` for an input given by itself, always dumped).
+    /// One file of a store batch, as its look found it: opened again only to be dumped
+    /// (its look and its census, shard and store checks read nothing more of it).
     fn store_one(
         &self,
         store: &Path,
         file: &Path,
-        role: Option<&tree::Role>,
+        look: &census::Look,
         census: &census::Census,
         claim: &Claim,
     ) -> Stored {
-        if let Some(role) = role
+        if let Some(role) = &look.role
             && let Some(passed_over) = self.pass_over(file, role)
         {
             return passed_over;
         }
-        let mut variants = slices(self.opts, file);
-        if let Some(tree::Role::DebugFile(why)) = role {
-            // A debug file no binary of the run reads: dumped on its own, under the name
-            // of the binary it was split from, the store path that binary's dump will
-            // replace.
-            variants.retain(|o| !census.claims(o, file));
-            if variants.is_empty() {
+        let mut dumps: Vec<&(Options, Option<Module>)> = look.dumps.iter().collect();
+        if let Some(tree::Role::DebugFile(why)) = &look.role {
+            dumps.retain(|(_, header)| !census.claims(file, header.as_ref()));
+            if dumps.is_empty() {
                 self.report.event(&Event::Skipped {
                     input: file,
                     why: *why,
                 });
                 return Stored::Companion;
             }
-            if let Some(name) = census::binary_name(file)
-                && self.opts.name.is_none()
-            {
-                for o in &mut variants {
-                    o.name = Some(name.clone());
-                }
-            }
         }
         if let Some(shard) = self.shard {
-            variants.retain(|o| in_shard(shard, o, file));
-            if variants.is_empty() {
+            dumps.retain(|(_, header)| in_shard(shard, header.as_ref(), file));
+            if dumps.is_empty() {
                 return Stored::OtherShard;
             }
         }
         if claim.first_wins {
-            let found: Vec<Found> = variants
+            let found: Vec<Found> = dumps
                 .iter()
-                .map(|o| self.already_there(o, store, file, claim))
+                .map(|(_, header)| self.already_there(header.as_ref(), store, claim))
                 .collect();
             if found.iter().all(|f| *f == Found::InStore) {
                 return Stored::Existing;
@@ -466,10 +457,18 @@ impl Batch<'_> {
                 return Stored::OnServer;
             }
         }
+        // A .dSYM bundle given stands for the DWARF file inside it.
+        let input = match crate::locate::resolve_dsym_bundle(file)
+            .and_then(|f| crate::load::Input::open(&f))
+        {
+            Ok(input) => input,
+            Err(e) => return self.failed(e.into()),
+        };
         let to = Destination::Store(store.to_path_buf());
         let mut written = Vec::new();
-        let result = variants.iter().try_for_each(|o| {
-            written.extend(self.dump_and_write(o, file, &to, Some(claim))?);
+        let result = dumps.iter().try_for_each(|(o, _)| {
+            let dump = crate::dumping::dump_opened(&input, o)?;
+            written.extend(self.write_dump(o, file, dump, &to, Some(claim))?);
             Ok(())
         });
         match result {
@@ -478,20 +477,15 @@ impl Batch<'_> {
         }
     }
 
-    /// Where the symbol file of `file` (as `opts` dumps it) already is: in `store`, on
-    /// the server asked, or nowhere. Only its headers are read for that. A file in the
-    /// store that an input of this run wrote does not count: that input and this one are
-    /// the same module, and the claim rule picks which of them stays, whichever
-    /// finished first.
-    fn already_there(&self, opts: &Options, store: &Path, file: &Path, claim: &Claim) -> Found {
-        let header = Options {
-            header_only: true,
-            ..opts.clone()
-        };
-        let Ok(module) = crate::dumping::dump(file, &header).map(|d| d.module) else {
+    /// Where the symbol file of the dump whose header is `header` already is: in
+    /// `store`, on the server asked, or nowhere. A file in the store that an input of
+    /// this run wrote does not count: that input and this one are the same module, and
+    /// the claim rule picks which of them stays, whichever finished first.
+    fn already_there(&self, header: Option<&Module>, store: &Path, claim: &Claim) -> Found {
+        let Some(module) = header else {
             return Found::Nowhere;
         };
-        let Ok(path) = crate::breakpad::store::store_path(store, &module) else {
+        let Ok(path) = crate::breakpad::store::store_path(store, module) else {
             return Found::Nowhere;
         };
         let claimed = claim
@@ -536,7 +530,19 @@ impl Batch<'_> {
         to: &Destination,
         claim: Option<&Claim>,
     ) -> Result<Vec<PathBuf>, Failure> {
-        let result = crate::dumping::dump(input, opts)?;
+        let dump = crate::dumping::dump(input, opts)?;
+        self.write_dump(opts, input, dump, to, claim)
+    }
+
+    /// Writes the symbol file of `input`'s `dump`; the paths written.
+    fn write_dump(
+        &self,
+        opts: &Options,
+        input: &Path,
+        result: Dump,
+        to: &Destination,
+        claim: Option<&Claim>,
+    ) -> Result<Vec<PathBuf>, Failure> {
         if opts.require_stack_records && !result.module.has_stack_records() {
             // Mozilla's `--check-cfi`: nothing is written.
             return Err(Failure::NoStackRecords {
@@ -780,32 +786,13 @@ fn contained(report: &dyn Report, input: &str, dump: impl FnOnce() -> Stored) ->
     }
 }
 
-/// The dumps one file makes: one per slice of a universal Mach-O (unless `--arch` picks
-/// one), else one.
-fn slices(opts: &Options, file: &Path) -> Vec<Options> {
-    match (&opts.arch, crate::dumping::architectures(file)) {
-        (None, Ok(arches)) if arches.len() > 1 => arches
-            .into_iter()
-            .map(|arch| Options {
-                arch: Some(arch),
-                ..opts.clone()
-            })
-            .collect(),
-        _ => vec![opts.clone()],
-    }
-}
-
-/// Whether the module `opts` dumps from `file` is `shard`'s, by the name and debug id
-/// its header gives. A file whose header cannot be read goes by its path, so that one
+/// Whether the dump whose header is `header` is `shard`'s, by the name and debug id
+/// that header gives. A file whose header cannot be read goes by its path, so that one
 /// shard, and only one, reports it.
-fn in_shard(shard: Shard, opts: &Options, file: &Path) -> bool {
-    let header = Options {
-        header_only: true,
-        ..opts.clone()
-    };
-    match crate::dumping::dump(file, &header) {
-        Ok(d) => shard.takes(&d.module.name, d.module.debug_id.as_ref()),
-        Err(_) => shard.takes(&file.to_string_lossy(), ""),
+fn in_shard(shard: Shard, header: Option<&Module>, file: &Path) -> bool {
+    match header {
+        Some(h) => shard.takes(&h.name, h.debug_id.as_ref()),
+        None => shard.takes(&file.to_string_lossy(), ""),
     }
 }
 

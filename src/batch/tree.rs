@@ -81,65 +81,53 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>, errors: &mut Vec<(PathBuf, std::io::
     }
 }
 
-/// Reads the first bytes of `path` into `head`: false when the file is shorter. Opened
-/// without blocking and checked again once open: the walk listed a regular file, but
-/// it may have been replaced by a FIFO since, whose open would wait for a writer.
-fn read_head(path: &Path, head: &mut [u8]) -> std::io::Result<bool> {
-    let mut file = std::os::unix::fs::OpenOptionsExt::custom_flags(
-        std::fs::OpenOptions::new().read(true),
-        libc::O_NONBLOCK,
-    )
-    .open(path)?;
-    if !file.metadata()?.is_file() {
-        return Err(std::io::Error::other(
-            "no longer a regular file (replaced while the tree was walked)",
-        ));
-    }
-    match std::io::Read::read_exact(&mut file, head) {
-        Ok(()) => Ok(true),
-        Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => Ok(false),
-        Err(e) => Err(e),
-    }
+/// `path` opened to be looked at, or the role of a file that cannot be: one that cannot
+/// be read (or was replaced by a FIFO, a device, a directory since the walk listed it)
+/// is a failure of the run; an empty one is no object file.
+pub fn open(path: &Path) -> Result<Input, Role> {
+    use crate::error::ErrorKind;
+    Input::open_as_it_is(path).map_err(|e| match e.kind {
+        ErrorKind::Io(e) => Role::Unreadable(e),
+        ErrorKind::NotObject(why)
+            if why.downcast_ref::<crate::load::NotAFile>()
+                == Some(&crate::load::NotAFile::Empty) =>
+        {
+            Role::NotObject
+        }
+        other => Role::Unreadable(std::io::Error::other(format!(
+            "no longer a regular file (replaced while the tree was walked): {other}"
+        ))),
+    })
 }
 
-/// Told by its first 32 bytes: an MSFZ PDB is not unpacked to be recognised.
-fn is_pdb_file(path: &Path) -> bool {
-    let mut head = [0u8; 32];
-    read_head(path, &mut head).is_ok_and(|read| read && crate::magic::starts_like_pdb(&head))
-}
-
-/// What `path` is to a tree dump. Files that cannot be read or parsed are modules: the
-/// dump then says what is wrong with them.
-pub fn role(path: &Path) -> Role {
-    let mut head = [0u8; 4];
-    let read = match read_head(path, &mut head) {
-        Ok(read) => read,
-        Err(e) => return Role::Unreadable(e),
+/// What `input` (opened by [`open`]: an MSFZ PDB still packed) is to a tree dump. Files
+/// that cannot be parsed are modules: the dump then says what is wrong with them.
+pub fn role(input: &Input) -> Role {
+    let bytes = input.bytes();
+    let Some(head) = bytes.first_chunk::<4>() else {
+        return Role::NotObject;
     };
-    if read && head == *b"Micr" && is_pdb_file(path) {
+    if crate::magic::starts_like_pdb(bytes) {
         return Role::DebugFile(Skip::Pdb);
     }
-    if !read || !crate::magic::looks_like_object(&head) {
+    if !crate::magic::looks_like_object(head) {
         return Role::NotObject;
     }
-    let Ok(input) = Input::open(path) else {
-        return Role::Module;
-    };
-    if head == [0xCA, 0xFE, 0xBA, 0xBE] && object::FileKind::parse(input.bytes()).is_err() {
+    if *head == [0xCA, 0xFE, 0xBA, 0xBE] && object::FileKind::parse(bytes).is_err() {
         // Java class files share the universal Mach-O magic.
         return Role::NotObject;
     }
     if head.starts_with(b"MZ") {
         // MS-DOS programs share the magic; only PE images are modules.
-        return match object::FileKind::parse(input.bytes()) {
+        return match object::FileKind::parse(bytes) {
             Ok(object::FileKind::Pe32 | object::FileKind::Pe64) => Role::Module,
             _ => Role::NotObject,
         };
     }
-    if crate::magic::is_dsym(first_slice(input.bytes())) {
+    if crate::magic::is_dsym(first_slice(bytes)) {
         return Role::DebugFile(Skip::DsymDwarf);
     }
-    let obj = match Object::parse_any(&input) {
+    let obj = match Object::parse_any(input) {
         Ok(o) => o,
         Err(_) => return Role::Module,
     };
@@ -195,6 +183,7 @@ mod tests {
 
     #[test]
     fn roles() {
+        let role = |path: &Path| open(path).map_or_else(|found| found, |input| role(&input));
         assert!(matches!(
             role(&fixture("bin/x86_64/c-gcc-O2-dwarf5")),
             Role::Module

@@ -12,7 +12,7 @@ use gimli::RunTimeEndian;
 use rayon::prelude::*;
 
 use crate::error::{Warning, WarningKind, Warnings};
-use crate::load::{Input, SectionBytes, SectionStream};
+use crate::load::{InflateError, Input, SectionBytes, SectionStream};
 
 /// At most this many bytes of inflated units wait for or sit in the workers (one unit
 /// is always let through, however large).
@@ -105,18 +105,18 @@ fn map_slice<T: Send>(
 trait Source {
     /// Appends the next `n` bytes to `out`, or fewer where the stream ends; returns how
     /// many.
-    fn append(&mut self, out: &mut Vec<u8>, n: usize) -> Result<usize, String>;
+    fn append(&mut self, out: &mut Vec<u8>, n: usize) -> Result<usize, InflateError>;
 }
 
 impl Source for Box<SectionStream<'_>> {
-    fn append(&mut self, out: &mut Vec<u8>, n: usize) -> Result<usize, String> {
+    fn append(&mut self, out: &mut Vec<u8>, n: usize) -> Result<usize, InflateError> {
         SectionStream::append(self, out, n)
     }
 }
 
 #[cfg(test)]
 impl Source for &[u8] {
-    fn append(&mut self, out: &mut Vec<u8>, n: usize) -> Result<usize, String> {
+    fn append(&mut self, out: &mut Vec<u8>, n: usize) -> Result<usize, InflateError> {
         let k = n.min(self.len());
         out.extend_from_slice(&self[..k]);
         *self = &self[k..];
@@ -228,7 +228,7 @@ fn consume<T: Send>(
     results.into_inner().unwrap_or_else(|e| e.into_inner())
 }
 
-fn damaged_length(good: usize, offset: usize, e: String) -> Warning {
+fn damaged_length(good: usize, offset: usize, e: UnitError) -> Warning {
     let why = format!(
         ".debug_info: unit header at {offset:#x}, after {good} good units: {e}; later units are skipped"
     );
@@ -239,7 +239,27 @@ fn damaged_length(good: usize, offset: usize, e: String) -> Warning {
 
 /// The length of the unit at the start of `data`, its length field included, checked
 /// against `left`, the bytes the section has from there.
-fn unit_length(data: &[u8], endian: RunTimeEndian, left: u64) -> Result<usize, String> {
+/// Why the next unit of `.debug_info` cannot be had: its length field, or the stream
+/// it is read from. Where: the offset the caller names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum UnitError {
+    #[error("the section ends inside a unit length")]
+    ShortLength,
+    #[error("reserved unit length {0:#x}")]
+    Reserved(u64),
+    #[error("unit length {0:#x} runs past the end of the section")]
+    PastEnd(u64),
+    #[error("unit length 0")]
+    Zero,
+    #[error("unit length {0:#x} is too large")]
+    TooLarge(u64),
+    #[error("the section ends inside a unit")]
+    Truncated,
+    #[error(transparent)]
+    Inflate(#[from] InflateError),
+}
+
+fn unit_length(data: &[u8], endian: RunTimeEndian, left: u64) -> Result<usize, UnitError> {
     let word = |b: &[u8]| -> Option<u64> {
         Some(match (b.len(), endian) {
             (4, RunTimeEndian::Little) => u64::from(u32::from_le_bytes(b.try_into().ok()?)),
@@ -249,24 +269,21 @@ fn unit_length(data: &[u8], endian: RunTimeEndian, left: u64) -> Result<usize, S
             _ => return None,
         })
     };
-    let short = || "the section ends inside a unit length".to_string();
-    let first = word(data.get(..4).ok_or_else(short)?).ok_or_else(short)?;
+    let short = UnitError::ShortLength;
+    let first = word(data.get(..4).ok_or(short)?).ok_or(short)?;
     let (field, length) = match first {
-        0xffff_ffff => (
-            12,
-            word(data.get(4..12).ok_or_else(short)?).ok_or_else(short)?,
-        ),
-        0xffff_fff0..=0xffff_fffe => return Err(format!("reserved unit length {first:#x}")),
+        0xffff_ffff => (12, word(data.get(4..12).ok_or(short)?).ok_or(short)?),
+        0xffff_fff0..=0xffff_fffe => return Err(UnitError::Reserved(first)),
         n => (4, n),
     };
     let total = length
         .checked_add(field)
         .filter(|&t| t <= left)
-        .ok_or_else(|| format!("unit length {length:#x} runs past the end of the section"))?;
+        .ok_or(UnitError::PastEnd(length))?;
     if length == 0 {
-        return Err("unit length 0".to_string());
+        return Err(UnitError::Zero);
     }
-    usize::try_from(total).map_err(|_| format!("unit length {length:#x} is too large"))
+    usize::try_from(total).map_err(|_| UnitError::TooLarge(length))
 }
 
 /// Reads the next unit of a stream; `None` at the end of the stream.
@@ -274,7 +291,7 @@ fn read_unit(
     stream: &mut impl Source,
     endian: RunTimeEndian,
     left: u64,
-) -> Result<Option<Vec<u8>>, String> {
+) -> Result<Option<Vec<u8>>, UnitError> {
     let mut head = Vec::with_capacity(12);
     if stream.append(&mut head, 4)? == 0 {
         return Ok(None);
@@ -293,7 +310,7 @@ fn read_unit(
     data.extend_from_slice(&head);
     let rest = total - head.len();
     if stream.append(&mut data, rest)? != rest {
-        return Err("the section ends inside a unit".to_string());
+        return Err(UnitError::Truncated);
     }
     Ok(Some(data))
 }
@@ -437,7 +454,7 @@ mod tests {
     }
 
     impl Source for Gated<'_> {
-        fn append(&mut self, out: &mut Vec<u8>, n: usize) -> Result<usize, String> {
+        fn append(&mut self, out: &mut Vec<u8>, n: usize) -> Result<usize, InflateError> {
             if self.given == self.gate {
                 let (tx, rx) = mpsc::channel();
                 let ran = self.ran.clone();

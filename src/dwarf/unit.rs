@@ -216,7 +216,8 @@ fn split<'a>(
     let mut unit = match split_unit(&dwarf, id, &dwo_name) {
         Ok(unit) => unit,
         Err(why) => {
-            out.warnings.add(unit_warning(WarningKind::Dwarf, at, why));
+            out.warnings
+                .add(unit_warning(WarningKind::Dwarf, at, why.to_string()));
             return;
         }
     };
@@ -294,19 +295,31 @@ fn split_dwarf<'a>(
     None
 }
 
+/// Why a split DWARF file gives no unit for its skeleton.
+#[derive(Debug, thiserror::Error)]
+enum SplitUnitError {
+    #[error("split unit: {0}")]
+    Read(#[source] gimli::Error),
+    #[error("no unit with DWO id {id:#x} in {file:?}")]
+    NoUnit { id: u64, file: String },
+}
+
 /// The unit of `dwarf` whose DWO id is `id`; why there is none.
 fn split_unit<'a>(
     dwarf: &gimli::Dwarf<R<'a>>,
     id: gimli::DwoId,
     dwo_name: &str,
-) -> Result<gimli::Unit<R<'a>>, String> {
+) -> Result<gimli::Unit<R<'a>>, SplitUnitError> {
     let mut units = dwarf.units();
     loop {
-        let header = units.next().map_err(|e| format!("split unit: {e}"))?;
+        let header = units.next().map_err(SplitUnitError::Read)?;
         let Some(header) = header else {
-            return Err(format!("no unit with DWO id {:#x} in {dwo_name:?}", id.0));
+            return Err(SplitUnitError::NoUnit {
+                id: id.0,
+                file: dwo_name.to_string(),
+            });
         };
-        let unit = dwarf.unit(header).map_err(|e| format!("split unit: {e}"))?;
+        let unit = dwarf.unit(header).map_err(SplitUnitError::Read)?;
         if unit.dwo_id == Some(id) {
             return Ok(unit);
         }

@@ -6,6 +6,45 @@ use std::io::{Read, Seek, Write};
 use std::path::Path;
 
 use super::http::Verify;
+use crate::contain::Panicked;
+use crate::error::NotTheFile;
+
+/// Why a server's cabinet gives no file: what it holds instead, or where it broke.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum CabError {
+    #[error("{0}")]
+    Open(#[source] std::io::Error),
+    #[error("not a cabinet file: {0}")]
+    NotCabinet(#[source] std::io::Error),
+    #[error("the cabinet holds {count} files and none is {name}")]
+    NoneNamed { count: usize, name: String },
+    #[error("the cabinet's {inner} is {size} bytes, over the limit of {max} bytes")]
+    TooLarge { inner: String, size: u64, max: u64 },
+    #[error("cannot read {inner} in the cabinet: {source}")]
+    Entry {
+        inner: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("the cabinet is damaged: {0}")]
+    Damaged(#[source] std::io::Error),
+    #[error("the cabinet's {inner} inflates to {copied}{} bytes where it says {size}", if copied > size { "+" } else { "" })]
+    Size {
+        inner: String,
+        copied: u64,
+        size: u64,
+    },
+    #[error("cannot cache it in {}: {source}", target.display())]
+    Cache {
+        target: std::path::PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error(transparent)]
+    NotTheFile(#[from] NotTheFile),
+    #[error(transparent)]
+    Panicked(#[from] Panicked),
+}
 
 /// The cabinet name a server stores `name` under: its last character replaced by `_`.
 pub(crate) fn compressed_name(name: &str) -> Option<String> {
@@ -21,9 +60,12 @@ pub(crate) fn extract(
     target: &Path,
     max_size: u64,
     verify: Verify,
-) -> Result<(), String> {
-    let file = std::fs::File::open(cab).map_err(|e| e.to_string())?;
-    let cache = |e: std::io::Error| format!("cannot cache it in {}: {e}", target.display());
+) -> Result<(), CabError> {
+    let file = std::fs::File::open(cab).map_err(CabError::Open)?;
+    let cache = |source| CabError::Cache {
+        target: target.to_path_buf(),
+        source,
+    };
     let mut out = crate::output::AtomicFile::create(target).map_err(cache)?;
     inflate_one(std::io::BufReader::new(file), name, max_size, out.writer())?;
     out.flush().map_err(cache)?;
@@ -41,7 +83,7 @@ pub(crate) fn inflate_one<R: Read + Seek>(
     name: &str,
     max_size: u64,
     out: &mut dyn Write,
-) -> Result<u64, String> {
+) -> Result<u64, CabError> {
     // The cab crate indexes its tables with counts read from the file, and a damaged
     // cabinet can panic inside it (an index out of bounds, found by the cabinet fuzz
     // target): contained, that is an error like any other damage.
@@ -55,8 +97,8 @@ fn inflate<R: Read + Seek>(
     name: &str,
     max_size: u64,
     out: &mut dyn Write,
-) -> Result<u64, String> {
-    let mut cabinet = cab::Cabinet::new(reader).map_err(|e| format!("not a cabinet file: {e}"))?;
+) -> Result<u64, CabError> {
+    let mut cabinet = cab::Cabinet::new(reader).map_err(CabError::NotCabinet)?;
     let entries: Vec<(String, u64)> = cabinet
         .folder_entries()
         .flat_map(|folder| folder.file_entries())
@@ -68,24 +110,32 @@ fn inflate<R: Read + Seek>(
             .iter()
             .find(|(n, _)| n.eq_ignore_ascii_case(name))
             .cloned()
-            .ok_or_else(|| format!("the cabinet holds {} files and none is {name}", many.len()))?,
+            .ok_or_else(|| CabError::NoneNamed {
+                count: many.len(),
+                name: name.to_string(),
+            })?,
     };
     if size > max_size {
-        return Err(format!(
-            "the cabinet's {inner} is {size} bytes, over the limit of {max_size} bytes"
-        ));
+        return Err(CabError::TooLarge {
+            inner,
+            size,
+            max: max_size,
+        });
     }
     let reader = cabinet
         .read_file(&inner)
-        .map_err(|e| format!("cannot read {inner} in the cabinet: {e}"))?;
+        .map_err(|source| CabError::Entry {
+            inner: inner.clone(),
+            source,
+        })?;
     // The crate stops at the entry's size; one byte more would tell if it did not.
-    let copied = std::io::copy(&mut reader.take(size + 1), out)
-        .map_err(|e| format!("the cabinet is damaged: {e}"))?;
+    let copied = std::io::copy(&mut reader.take(size + 1), out).map_err(CabError::Damaged)?;
     if copied != size {
-        return Err(format!(
-            "the cabinet's {inner} inflates to {copied}{} bytes where it says {size}",
-            if copied > size { "+" } else { "" }
-        ));
+        return Err(CabError::Size {
+            inner,
+            copied,
+            size,
+        });
     }
     Ok(size)
 }
@@ -119,8 +169,10 @@ mod damaged {
             &mut out,
         );
         let err = r.unwrap_err();
+        assert!(matches!(err, super::CabError::Panicked(_)), "{err:?}");
         assert!(
-            err.contains("the cabinet reader failed on damaged data"),
+            err.to_string()
+                .contains("the cabinet reader failed on damaged data"),
             "{err}"
         );
     }

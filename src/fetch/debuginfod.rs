@@ -2,7 +2,7 @@
 //! from the servers in `DEBUGINFOD_URLS`, cached the way elfutils' own client caches them
 //! (`<cache>/<hex>/debuginfo`), so that gdb, perf and dumpsyms share one cache.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
 use super::http::{self, Download};
@@ -74,22 +74,14 @@ impl Debuginfod {
     /// The debug file with build ID `build_id`: from the cache, else from the first
     /// server that has it (then cached). Only a file `verify` accepts is kept, in the
     /// cache or from a server: the network code reads no object files itself.
-    pub(crate) fn debuginfo(
-        &self,
-        build_id: &[u8],
-        verify: &dyn Fn(&Path) -> Result<(), String>,
-    ) -> Fetched {
+    pub(crate) fn debuginfo(&self, build_id: &[u8], verify: http::Verify) -> Fetched {
         self.fetch(build_id, Artifact::Debuginfo, verify)
     }
 
     /// The executable or shared library with build ID `build_id` (its loadable
     /// segments, `.eh_frame` and symbol tables, which a debug file leaves out), as
     /// [`Debuginfod::debuginfo`] fetches the debug file.
-    pub(crate) fn executable(
-        &self,
-        build_id: &[u8],
-        verify: &dyn Fn(&Path) -> Result<(), String>,
-    ) -> Fetched {
+    pub(crate) fn executable(&self, build_id: &[u8], verify: http::Verify) -> Fetched {
         self.fetch(build_id, Artifact::Executable, verify)
     }
 

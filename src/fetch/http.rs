@@ -605,7 +605,7 @@ fn save(
         if content_type.starts_with("text/") {
             format!("answered {content_type}, not the file asked for ({why})")
         } else {
-            why
+            why.to_string()
         }
     })?;
     file.commit().map_err(cache)

@@ -4,6 +4,8 @@
 
 use std::path::Path;
 
+use crate::error::NotTheFile;
+
 /// The user agent of our own requests.
 pub(crate) const OUR_AGENT: &str = concat!("dumpsyms/", env!("CARGO_PKG_VERSION"));
 
@@ -25,7 +27,7 @@ pub(crate) enum Download {
 }
 
 /// A check of a downloaded (or cached) file: `Err` says what it is instead.
-pub(crate) type Verify<'a> = &'a dyn Fn(&Path) -> Result<(), String>;
+pub(crate) type Verify<'a> = &'a dyn Fn(&Path) -> Result<(), NotTheFile>;
 
 /// A cached file that `verify` rejects is removed, so that it is fetched again rather
 /// than trusted on every later run; true when the cached file is good.

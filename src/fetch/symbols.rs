@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use super::http::{self, Download};
 use super::{Fetched, Limits};
 use crate::breakpad::store::sym_file_name;
+use crate::error::NotTheFile;
 
 /// Symbol servers and the store directory their files are cached in.
 #[derive(Debug, Clone)]
@@ -89,14 +90,17 @@ impl SymbolServers {
 
 /// Whether `path` starts with the `MODULE` record of debug id `id`: what a server must
 /// send (an error page served with 200, or another build's file, is refused).
-fn is_symbol_file_of(path: &Path, id: &str) -> Result<(), String> {
+fn is_symbol_file_of(path: &Path, id: &str) -> Result<(), NotTheFile> {
     let have = crate::breakpad::header::read_header(path)
-        .map_err(|e| e.to_string())?
+        .map_err(|e| NotTheFile::Unreadable(Box::new(e)))?
         .module
         .id;
     match have.eq_ignore_ascii_case(id) {
         true => Ok(()),
-        false => Err(format!("wrong build: its debug id is {have}")),
+        false => Err(NotTheFile::WrongBuild {
+            what: "its debug id",
+            have,
+        }),
     }
 }
 
@@ -111,13 +115,20 @@ mod tests {
         let f = dir.join("a.sym");
         let id = "9670EA4A3BA4E6F4E9F3A6C4D7E1A9B40";
         std::fs::write(&f, format!("MODULE Linux x86_64 {id} a\nFUNC 0 1 0 f\n")).unwrap();
-        assert_eq!(is_symbol_file_of(&f, id), Ok(()));
+        assert!(is_symbol_file_of(&f, id).is_ok());
+        let wrong = is_symbol_file_of(&f, "00").unwrap_err();
+        assert!(
+            matches!(&wrong, NotTheFile::WrongBuild { have, .. } if have == id),
+            "{wrong:?}"
+        );
         assert_eq!(
-            is_symbol_file_of(&f, "00"),
-            Err(format!("wrong build: its debug id is {id}"))
+            wrong.to_string(),
+            format!("wrong build: its debug id is {id}")
         );
         std::fs::write(&f, "<html>Not here</html>\n").unwrap();
-        assert!(is_symbol_file_of(&f, id).unwrap_err().contains("no MODULE"));
+        let page = is_symbol_file_of(&f, id).unwrap_err();
+        assert!(matches!(page, NotTheFile::Unreadable(_)), "{page:?}");
+        assert!(page.to_string().contains("no MODULE"));
         let _ = std::fs::remove_dir_all(dir);
     }
 }

@@ -283,14 +283,16 @@ impl SymbolPath {
         let url = format!("{}/{}", at.url, segments(&[at.name, at.id, &packed]));
         out.asked.push(super::redact::url(&url).into_owned());
         let cab = at.target.with_file_name(format!(".{packed}.download"));
-        let is_cab = |p: &std::path::Path| -> Result<(), String> {
+        let is_cab = |p: &std::path::Path| -> Result<(), crate::error::NotTheFile> {
             let mut magic = [0u8; 4];
             std::fs::File::open(p)
                 .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut magic))
-                .map_err(|e| e.to_string())?;
+                .map_err(|e| crate::error::NotTheFile::Unreadable(Box::new(e)))?;
             match &magic {
                 b"MSCF" => Ok(()),
-                _ => Err("not a cabinet file (no MSCF signature)".into()),
+                _ => Err(crate::error::NotTheFile::NotA(
+                    "a cabinet file (no MSCF signature)",
+                )),
             }
         };
         let got = http::download(

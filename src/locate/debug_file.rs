@@ -149,10 +149,9 @@ fn debuglink_candidates(name: &str, binary: &Path, roots: &[PathBuf]) -> Vec<Pat
     candidates
 }
 
-/// The debug-link name of the ELF file at `path`, if it has one.
-pub(crate) fn debuglink_name(path: &Path) -> Option<String> {
-    let input = Input::open(path).ok()?;
-    let obj = Object::parse(&input).ok()?;
+/// The debug-link name of the ELF file `input`, if it has one.
+pub(crate) fn debuglink_name(input: &Input) -> Option<String> {
+    let obj = Object::parse(input).ok()?;
     debuglink(&obj).map(|(name, _)| name)
 }
 

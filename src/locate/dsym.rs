@@ -7,6 +7,23 @@ use super::DebugFile;
 use crate::identity;
 use crate::load::{Input, Object};
 
+/// Why a `.dSYM` bundle is not the debug file of the binary.
+#[derive(Debug, thiserror::Error)]
+enum DsymError {
+    #[error("a .dSYM bundle with no DWARF file")]
+    Empty,
+    /// The bundle's DWARF files, listed.
+    #[error("the .dSYM bundle holds several DWARF files ({0}); name one")]
+    Several(String),
+    #[error("the dSYM's UUID {have} does not match {}'s {want} ({arch})", binary.display())]
+    Uuid {
+        have: String,
+        binary: PathBuf,
+        want: String,
+        arch: String,
+    },
+}
+
 /// The DWARF file inside a `.dSYM` bundle (`App.dSYM/Contents/Resources/DWARF/App`), or
 /// `path` itself when it is not a bundle directory.
 pub(crate) fn resolve_dsym_bundle(path: &Path) -> Result<PathBuf, crate::error::Error> {
@@ -25,18 +42,17 @@ pub(crate) fn resolve_dsym_bundle(path: &Path) -> Result<PathBuf, crate::error::
         1 => Ok(files.remove(0)),
         0 => Err(crate::error::Error::new(
             path,
-            crate::error::ErrorKind::NotObject("a .dSYM bundle with no DWARF file".into()),
+            crate::error::ErrorKind::NotObject(Box::new(DsymError::Empty)),
         )),
         _ => Err(crate::error::Error::new(
             path,
-            crate::error::ErrorKind::Unsupported(format!(
-                "the .dSYM bundle holds several DWARF files ({}); name one",
+            crate::error::ErrorKind::Unsupported(Box::new(DsymError::Several(
                 files
                     .iter()
                     .map(|f| f.display().to_string())
                     .collect::<Vec<_>>()
-                    .join(", ")
-            )),
+                    .join(", "),
+            ))),
         )),
     }
 }
@@ -73,12 +89,12 @@ pub(crate) fn find_dsym(
                 |u: Option<[u8; 16]>| u.map_or("none".to_string(), |u| identity::hex_upper(&u));
             return Err(crate::error::Error::new(
                 &path,
-                crate::error::ErrorKind::Unsupported(format!(
-                    "the dSYM's UUID {} does not match {}'s {} ({arch})",
-                    show(have),
-                    binary.display(),
-                    show(want)
-                )),
+                crate::error::ErrorKind::Unsupported(Box::new(DsymError::Uuid {
+                    have: show(have),
+                    binary: binary.to_path_buf(),
+                    want: show(want),
+                    arch: arch.to_string(),
+                })),
             ));
         }
         drop(dsym);

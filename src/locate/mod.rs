@@ -24,6 +24,7 @@ pub(crate) use dsym::resolve_dsym_bundle;
 pub(crate) use pdb::{find_pe, locate_pdb, verify_pdb, verify_pe};
 
 use crate::dwarf::{AltLink, Companions, DwoFile, DwpFile};
+use crate::error::NotTheFile;
 use crate::error::{Warning, Warnings};
 use crate::fetch::debuginfod::Debuginfod;
 use crate::load::Input;
@@ -163,9 +164,10 @@ impl Companions for Finder<'_> {
 /// in the `.debug_sup` section of a DWARF 5 supplementary file): what a debuginfod
 /// server must send for `/buildid/<want>/debuginfo`, checked here rather than by the
 /// network code.
-pub(crate) fn has_build_id(path: &Path, want: &[u8]) -> Result<(), String> {
-    let input = crate::load::Input::open(path).map_err(|e| e.kind.to_string())?;
-    let obj = crate::load::Object::parse_any(&input).map_err(|e| e.kind.to_string())?;
+pub(crate) fn has_build_id(path: &Path, want: &[u8]) -> Result<(), NotTheFile> {
+    let unreadable = |e: crate::error::Error| NotTheFile::Unreadable(Box::new(e.kind));
+    let input = crate::load::Input::open(path).map_err(unreadable)?;
+    let obj = crate::load::Object::parse_any(&input).map_err(unreadable)?;
     let own = crate::identity::build_id(&obj);
     let sup = crate::dwarf::sup::debug_sup(&obj, true);
     if own == Some(want) || sup.as_ref().is_some_and(|s| s.build_id == want) {
@@ -173,7 +175,10 @@ pub(crate) fn has_build_id(path: &Path, want: &[u8]) -> Result<(), String> {
     }
     let hex = |id: &[u8]| crate::identity::hex_upper(id).to_lowercase();
     Err(match own {
-        Some(id) => format!("wrong build: the file's build ID is {}", hex(id)),
-        None => "the file has no build ID".to_string(),
+        Some(id) => NotTheFile::WrongBuild {
+            what: "the file's build ID",
+            have: hex(id),
+        },
+        None => NotTheFile::NoBuildId,
     })
 }

@@ -5,6 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use super::Search;
+use crate::error::NotTheFile;
 use crate::error::{Error, ErrorKind, Warning, WarningKind};
 use crate::identity::{self, Identity, PdbRef};
 use crate::load::{Input, Object};
@@ -128,33 +129,49 @@ fn find_pdb(
 fn mismatch(input: &Path, other: &Path, linked: &PdbRef, pdb_id: &str) -> Error {
     Error::new(
         input,
-        ErrorKind::Unsupported(format!(
-            "{} does not match: the image was linked with PDB {} {}, the PDB is {pdb_id}",
-            other.display(),
-            linked.file_name(),
-            linked.debug_id()
-        )),
+        ErrorKind::Unsupported(Box::new(Mismatch {
+            other: other.to_path_buf(),
+            linked: format!("{} {}", linked.file_name(), linked.debug_id()),
+            pdb: pdb_id.to_string(),
+        })),
     )
+}
+
+/// An image and a PDB that are not each other's.
+#[derive(Debug, thiserror::Error)]
+#[error("{} does not match: the image was linked with PDB {linked}, the PDB is {pdb}", other.display())]
+struct Mismatch {
+    other: PathBuf,
+    /// The PDB's name and debug id, as the image's CodeView record gives them.
+    linked: String,
+    pdb: String,
 }
 
 /// Whether the file at `path` is the PDB with debug id `want` (upper case): what a
 /// symbol server must send for it.
-pub(crate) fn verify_pdb(path: &Path, want: &str) -> Result<(), String> {
+pub(crate) fn verify_pdb(path: &Path, want: &str) -> Result<(), NotTheFile> {
     match id_of(path) {
         Ok(id) if id.debug_id() == want => Ok(()),
-        Ok(id) => Err(format!("wrong build: the file's id is {}", id.debug_id())),
-        Err(e) => Err(e.kind.to_string()),
+        Ok(id) => Err(NotTheFile::WrongBuild {
+            what: "the file's id",
+            have: id.debug_id(),
+        }),
+        Err(e) => Err(NotTheFile::Unreadable(Box::new(e.kind))),
     }
 }
 
 /// Whether the file at `path` is a PE image with code id `want` (upper case).
-pub(crate) fn verify_pe(path: &Path, want: &str) -> Result<(), String> {
-    let input = Input::open(path).map_err(|e| e.kind.to_string())?;
-    let obj = Object::parse(&input).map_err(|e| e.kind.to_string())?;
-    let facts = identity::pe_facts(&obj).ok_or("not a PE image")?;
+pub(crate) fn verify_pe(path: &Path, want: &str) -> Result<(), NotTheFile> {
+    let unreadable = |e: Error| NotTheFile::Unreadable(Box::new(e.kind));
+    let input = Input::open(path).map_err(unreadable)?;
+    let obj = Object::parse(&input).map_err(unreadable)?;
+    let facts = identity::pe_facts(&obj).ok_or(NotTheFile::NotA("a PE image"))?;
     match identity::pe_code_id(facts.timestamp, facts.size_of_image) {
         have if have == want => Ok(()),
-        have => Err(format!("wrong build: the image's code id is {have}")),
+        have => Err(NotTheFile::WrongBuild {
+            what: "the image's code id",
+            have,
+        }),
     }
 }
 

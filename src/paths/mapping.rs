@@ -299,7 +299,7 @@ impl Rule {
 
     /// The mapped path, `None` when this rule does not apply; an error when the source
     /// file cannot be read for its digest.
-    fn apply(&self, path: &str) -> Result<Option<String>, String> {
+    fn apply(&self, path: &str) -> Result<Option<String>, Unmapped> {
         if !self.files.is_empty() && !self.files.contains(path) {
             return Ok(None);
         }
@@ -330,9 +330,7 @@ impl Rule {
                 Action::None => {}
             }
             if out.len() > MAX_MAPPED {
-                return Err(format!(
-                    "the mapping makes it longer than {MAX_MAPPED} bytes, longer than any source link"
-                ));
+                return Err(Unmapped::TooLong);
             }
         }
         Ok(Some(out))
@@ -380,16 +378,30 @@ fn template(
     Ok(out)
 }
 
+/// Why a rule that matches a path does not map it.
+#[derive(Debug, thiserror::Error)]
+enum Unmapped {
+    /// The source file a `{digest}` is of cannot be read.
+    #[error("cannot read it for its digest: {}", refused(.0))]
+    Digest(#[source] crate::named::Refused),
+    #[error("the mapping makes it longer than {MAX_MAPPED} bytes, longer than any source link")]
+    TooLong,
+}
+
+/// How [`Unmapped::Digest`] says why: an io error as it is, the others of "it".
+fn refused(why: &crate::named::Refused) -> String {
+    match why {
+        crate::named::Refused::Io(e) => e.to_string(),
+        other => format!("it {other}"),
+    }
+}
+
 /// The SHA-512 of the file at `path`, in lower-case hex: streamed, from a regular file
 /// of at most [`MAX_DIGESTED`] bytes opened without blocking (the path is the input's).
-fn digest(path: &str) -> Result<String, String> {
+fn digest(path: &str) -> Result<String, Unmapped> {
     let mut hasher = sha2::Sha512::new();
-    crate::named::stream(Path::new(path), MAX_DIGESTED, |b| hasher.update(b)).map_err(
-        |e| match e {
-            crate::named::Refused::Io(e) => format!("cannot read it for its digest: {e}"),
-            other => format!("cannot read it for its digest: it {other}"),
-        },
-    )?;
+    crate::named::stream(Path::new(path), MAX_DIGESTED, |b| hasher.update(b))
+        .map_err(Unmapped::Digest)?;
     Ok(hasher
         .finalize()
         .iter()

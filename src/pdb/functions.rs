@@ -79,7 +79,12 @@ pub(super) fn extract(
         }
         Ok(weights)
     })
-    .unwrap_or_else(|why| Err(Error::new(path, crate::error::ErrorKind::Corrupt(why))))?;
+    .unwrap_or_else(|why| {
+        Err(Error::new(
+            path,
+            crate::error::ErrorKind::Corrupt(Box::new(why)),
+        ))
+    })?;
     let tasks = rayon::current_num_threads() * TASKS_PER_THREAD;
     let ranges = balanced_ranges(&weights, tasks);
     // One formatter of signatures for every task (it keeps what it has parsed).

@@ -33,7 +33,7 @@ pub fn is_pdb(bytes: &[u8]) -> bool {
 
 /// Checks the MSF container of `bytes` as [`open`] does before reading it.
 #[cfg(feature = "fuzzing")]
-pub(crate) fn check_container(bytes: &[u8]) -> Result<(), String> {
+pub(crate) fn check_container(bytes: &[u8]) -> Result<(), msf::MsfError> {
     msf::check(bytes)
 }
 
@@ -102,10 +102,15 @@ pub(crate) fn describe(e: &pdb2::Error) -> String {
     }
 }
 
+/// A PDB container's damage, as the messages name it.
+#[derive(Debug, thiserror::Error)]
+#[error("PDB container: {0}")]
+struct Container(#[source] msf::MsfError);
+
 /// Opens the PDB in `bytes`.
 pub(crate) fn open<'a>(path: &Path, bytes: &'a [u8]) -> Result<Pdb<'a>, Error> {
     msf::check(bytes)
-        .map_err(|why| Error::new(path, ErrorKind::Corrupt(format!("PDB container: {why}"))))?;
+        .map_err(|why| Error::new(path, ErrorKind::Corrupt(Box::new(Container(why)))))?;
     pdb2::PDB::open(Cursor::new(bytes)).map_err(|e| corrupt(path, "container", e))
 }
 
@@ -114,7 +119,7 @@ pub(crate) fn open<'a>(path: &Path, bytes: &'a [u8]) -> Result<Pdb<'a>, Error> {
 /// stream's may be higher after incremental links.
 pub fn identify(path: &Path, bytes: &[u8]) -> Result<PdbId, Error> {
     contain::contained(|| identify_unguarded(path, bytes))
-        .unwrap_or_else(|why| Err(Error::new(path, ErrorKind::Corrupt(why))))
+        .unwrap_or_else(|why| Err(Error::new(path, ErrorKind::Corrupt(Box::new(why)))))
 }
 
 fn identify_unguarded(path: &Path, bytes: &[u8]) -> Result<PdbId, Error> {
@@ -155,7 +160,7 @@ pub fn extract(
     warnings: &mut Warnings,
 ) -> Result<PdbOutput, Error> {
     contain::contained(|| extract_unguarded(path, bytes, opts, release, warnings))
-        .unwrap_or_else(|why| Err(Error::new(path, ErrorKind::Corrupt(why))))
+        .unwrap_or_else(|why| Err(Error::new(path, ErrorKind::Corrupt(Box::new(why)))))
 }
 
 fn extract_unguarded(

@@ -27,8 +27,37 @@ pub(super) fn u32_at(bytes: &[u8], at: u64) -> Option<u64> {
     Some(u64::from(u32::from_le_bytes([b[0], b[1], b[2], b[3]])))
 }
 
-fn superblock(bytes: &[u8]) -> Result<Superblock, String> {
-    let field = |at| u32_at(bytes, at).ok_or("truncated: the superblock is cut short");
+/// What a PDB's container claims that cannot be: the part and the offset in the file
+/// where what was expected was not found.
+#[derive(Debug, PartialEq, Eq, thiserror::Error)]
+pub enum MsfError {
+    #[error("truncated: the {part} at {offset:#x} is cut short")]
+    Truncated { part: &'static str, offset: u64 },
+    #[error("its page size {0} is not one MSF uses")]
+    PageSize(u64),
+    #[error("truncated: its header says {claimed} bytes ({pages} pages), the file has {len}")]
+    Pages { claimed: u64, pages: u64, len: u64 },
+    #[error("its stream directory claims {claimed} bytes, more than the whole file ({len})")]
+    Directory { claimed: u64, len: u64 },
+    #[error("a page number ({page}) at {offset:#x} is past the last page")]
+    PagePastEnd { page: u64, offset: u64 },
+    #[error("its stream directory lists {streams} streams in {bytes} bytes")]
+    StreamCount { streams: u64, bytes: u64 },
+    #[error("stream {stream} claims {size} bytes, more than the whole file ({len})")]
+    Stream { stream: u64, size: u64, len: u64 },
+    #[error(
+        "its streams claim {total} bytes together, more than the whole file ({len}): pages are listed more than once"
+    )]
+    Streams { total: u64, len: u64 },
+}
+
+/// The little-endian word of `part` at `offset`.
+fn word(bytes: &[u8], offset: u64, part: &'static str) -> Result<u64, MsfError> {
+    u32_at(bytes, offset).ok_or(MsfError::Truncated { part, offset })
+}
+
+fn superblock(bytes: &[u8]) -> Result<Superblock, MsfError> {
+    let field = |at| word(bytes, at, "superblock");
     let sb = Superblock {
         block_size: field(32)?,
         num_blocks: field(40)?,
@@ -39,72 +68,69 @@ fn superblock(bytes: &[u8]) -> Result<Superblock, String> {
         sb.block_size,
         512 | 1024 | 2048 | 4096 | 8192 | 16384 | 32768
     ) {
-        return Err(format!(
-            "its page size {} is not one MSF uses",
-            sb.block_size
-        ));
+        return Err(MsfError::PageSize(sb.block_size));
     }
     let claimed = sb.num_blocks.saturating_mul(sb.block_size);
     let len = bytes.len() as u64;
     if claimed > len {
-        return Err(format!(
-            "truncated: its header says {claimed} bytes ({} pages), the file has {len}",
-            sb.num_blocks
-        ));
+        return Err(MsfError::Pages {
+            claimed,
+            pages: sb.num_blocks,
+            len,
+        });
     }
     if sb.directory_bytes > len {
-        return Err(format!(
-            "its stream directory claims {} bytes, more than the whole file ({len})",
-            sb.directory_bytes
-        ));
+        return Err(MsfError::Directory {
+            claimed: sb.directory_bytes,
+            len,
+        });
     }
     Ok(sb)
 }
 
 /// Checks the container of `bytes` (a PDB): an error says what it claims that cannot be.
-pub(crate) fn check(bytes: &[u8]) -> Result<(), String> {
+pub(crate) fn check(bytes: &[u8]) -> Result<(), MsfError> {
     let sb = superblock(bytes)?;
     let bs = sb.block_size;
     // The directory's first page: its number is the first entry of the block map.
-    let page = |n: u64| -> Result<u64, String> {
+    let page = |n: u64, offset: u64| -> Result<u64, MsfError> {
         if n >= sb.num_blocks {
-            return Err(format!("a page number ({n}) is past the last page"));
+            return Err(MsfError::PagePastEnd { page: n, offset });
         }
         Ok(n * bs)
     };
-    let map = page(sb.block_map_block)?;
-    let first = u32_at(bytes, map).ok_or("truncated: the block map is cut short")?;
-    let dir = page(first)?;
+    let map = page(sb.block_map_block, 52)?;
+    let first = word(bytes, map, "block map")?;
+    let dir = page(first, map)?;
     // Stream count and sizes are at the start of the directory; only what its first
     // page holds is read here (enough for thousands of streams; the rest is the
     // crate's to bound-check).
-    let num_streams = u32_at(bytes, dir).ok_or("truncated: the stream directory is cut short")?;
+    let num_streams = word(bytes, dir, "stream directory")?;
     if num_streams.saturating_mul(4) > sb.directory_bytes {
-        return Err(format!(
-            "its stream directory lists {num_streams} streams in {} bytes",
-            sb.directory_bytes
-        ));
+        return Err(MsfError::StreamCount {
+            streams: num_streams,
+            bytes: sb.directory_bytes,
+        });
     }
     let len = bytes.len() as u64;
     let in_first_page = num_streams.min((bs - 4) / 4);
     let mut total = 0u64;
     for i in 0..in_first_page {
-        let size =
-            u32_at(bytes, dir + 4 + 4 * i).ok_or("truncated: the stream directory is cut short")?;
+        let size = word(bytes, dir + 4 + 4 * i, "stream directory")?;
         if size == 0xFFFF_FFFF {
             continue;
         }
         if size > len {
-            return Err(format!(
-                "stream {i} claims {size} bytes, more than the whole file ({len})"
-            ));
+            return Err(MsfError::Stream {
+                stream: i,
+                size,
+                len,
+            });
         }
         total += size;
     }
     if total > len {
-        return Err(format!(
-            "its streams claim {total} bytes together, more than the whole file ({len}): pages are listed more than once"
-        ));
+        return Err(MsfError::Streams { total, len });
     }
     Ok(())
 }

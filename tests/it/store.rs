@@ -422,3 +422,84 @@ fn a_batch_tells_typed_events_to_a_library_caller() {
     assert_eq!(counts.on_server, None, "no server was asked");
     std::fs::remove_dir_all(&work).ok();
 }
+
+/// How many times a run under strace opened each file under `root` (paths relative to
+/// it; directories, and opens that failed, are not counted).
+fn opens_under(root: &Path, args: &[std::ffi::OsString]) -> BTreeMap<String, usize> {
+    let trace = root.with_extension("strace");
+    let status = std::process::Command::new("strace")
+        .args(["-f", "-qq", "-e", "trace=open,openat,openat2", "-o"])
+        .arg(&trace)
+        .arg(env!("CARGO_BIN_EXE_dumpsyms"))
+        .args(args)
+        .stderr(std::process::Stdio::null())
+        .status()
+        .expect("strace (Debian package strace) must be installed");
+    assert!(status.success(), "{status}");
+    let prefix = format!("{}/", root.display());
+    let mut opens = BTreeMap::new();
+    for line in std::fs::read_to_string(&trace).unwrap().lines() {
+        let Some(path) = line.split('"').nth(1) else {
+            continue;
+        };
+        if let Some(rel) = path.strip_prefix(&prefix)
+            && !line.contains("= -1 ")
+            && root.join(rel).is_file()
+        {
+            *opens.entry(rel.to_string()).or_insert(0) += 1;
+        }
+    }
+    opens
+}
+
+/// One look at each file of a store run, carried to its dump: a module is opened twice
+/// (its look, its dump), whatever `--shard` and `--skip-existing` ask of it, and a file
+/// that is not dumped once; a debug file once more for each dump that reads it. Before,
+/// the census, the slices, the shard and the store each opened and parsed it again: 9
+/// opens of a module with both flags, 13 of the universal Mach-O, 8 and 11 with all of
+/// them in the store already.
+#[test]
+fn a_store_run_opens_each_file_once_to_look_at_it_and_once_to_dump_it() {
+    let work = scratch("store-opens");
+    let root = work.join("tree");
+    tree(&root);
+    // A debug file whose binary the run does not have: dumped on its own.
+    copy(
+        "extra/crc-mismatch/app.debug",
+        &root.join("orphans/libgone.so.debug"),
+    );
+    let store = work.join("store");
+    let args = |extra: &[&str]| {
+        let mut a: Vec<std::ffi::OsString> = vec!["--store".into(), store.clone().into()];
+        a.extend(extra.iter().map(|e| e.into()));
+        a.push(root.clone().into());
+        a
+    };
+    let dsym = "mac/mac-universal-O2.dSYM/Contents/Resources/DWARF/mac-universal-O2";
+    let want = BTreeMap::from([
+        ("bin/app", 2),
+        ("lib/aarch64/libgeo.so", 2),
+        ("stripped/tool", 2),
+        // Its look, and the dump of the binary whose debug link names it.
+        ("stripped/app.debug", 2),
+        ("mac/mac-universal-O2", 2),
+        // Its look, and each of the binary's two slices' dumps.
+        (dsym, 3),
+        ("orphans/libgone.so.debug", 2),
+        ("lib/common.debug", 1),
+        ("mac/mac-universal-O2.dSYM/Contents/Info.plist", 1),
+        ("src/sample.c", 1),
+        ("make-fixtures.sh", 1),
+    ]);
+    let want: BTreeMap<String, usize> = want.into_iter().map(|(k, v)| (k.into(), v)).collect();
+    let first = opens_under(&root, &args(&["--skip-existing", "--shard", "1/1"]));
+    assert_eq!(first, want);
+    assert_eq!(contents(&store).len(), 6, "{:?}", contents(&store).keys());
+    // All in the store: each file is looked at, and nothing is dumped.
+    let again = opens_under(&root, &args(&["--skip-existing", "--shard", "1/1"]));
+    let looked: BTreeMap<String, usize> = want.keys().map(|k| (k.clone(), 1)).collect();
+    assert_eq!(again, looked);
+    // Without the flags, the same.
+    std::fs::remove_dir_all(&store).unwrap();
+    assert_eq!(opens_under(&root, &args(&[])), want);
+}
