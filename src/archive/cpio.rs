@@ -33,18 +33,43 @@ struct Header {
     name: Vec<u8>,
 }
 
+/// Why a cpio archive is not read to its end.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum CpioError {
+    #[error("not a readable cpio archive: {0}")]
+    NotCpio(#[source] io::Error),
+    #[error("cannot be read past its member {member}: {source}")]
+    Past {
+        member: usize,
+        #[source]
+        source: io::Error,
+    },
+    #[error(
+        "holds more than {MAX_WAITING_LINKS} hard links waiting for their member's bytes: not read further"
+    )]
+    Links,
+    /// A member's data; `name` as it may be shown.
+    #[error("{name} (the member at byte {at} of the cpio archive): {source}")]
+    Member {
+        name: String,
+        at: u64,
+        #[source]
+        source: io::Error,
+    },
+}
+
 /// Takes the regular-file members of the `newc` cpio archive `stream`. A member that
 /// has several names (hard links) is taken under each: `newc` writes its bytes with the
 /// last name only, the others empty.
-pub(super) fn read(stream: impl Read, sink: &mut Sink) -> Result<(), String> {
+pub(super) fn read(stream: impl Read, sink: &mut Sink) -> Result<(), CpioError> {
     let mut archive = Reader { stream, at: 0 };
     // The earlier names of each hard-linked member, by (device, inode).
     let mut waiting: HashMap<(u32, u32, u32), Vec<Vec<u8>>> = HashMap::new();
     let mut waiting_count = 0usize;
     for n in 0usize.. {
-        let header = archive.header().map_err(|e| match n {
-            0 => format!("not a readable cpio archive: {e}"),
-            _ => format!("cannot be read past its member {n}: {e}"),
+        let header = archive.header().map_err(|source| match n {
+            0 => CpioError::NotCpio(source),
+            member => CpioError::Past { member, source },
         })?;
         let Some(header) = header else {
             return Ok(());
@@ -53,9 +78,7 @@ pub(super) fn read(stream: impl Read, sink: &mut Sink) -> Result<(), String> {
         let regular = header.mode & TYPE_MASK == REGULAR;
         if regular && header.size == 0 && header.nlink > 1 {
             if waiting_count >= MAX_WAITING_LINKS {
-                return Err(format!(
-                    "holds more than {MAX_WAITING_LINKS} hard links waiting for their member's bytes: not read further"
-                ));
+                return Err(CpioError::Links);
             }
             waiting_count += 1;
             waiting.entry(key).or_default().push(header.name);
@@ -83,12 +106,13 @@ pub(super) fn read(stream: impl Read, sink: &mut Sink) -> Result<(), String> {
     unreachable!("the loop ends by returning")
 }
 
-fn member_error(name: &[u8], at: u64, e: io::Error) -> String {
+fn member_error(name: &[u8], at: u64, source: io::Error) -> CpioError {
     let shown = String::from_utf8_lossy(name).into_owned();
-    format!(
-        "{} (the member at byte {at} of the cpio archive): {e}",
-        crate::untrusted::name_for_output(&shown)
-    )
+    CpioError::Member {
+        name: crate::untrusted::name_for_output(&shown).to_string(),
+        at,
+        source,
+    }
 }
 
 /// The archive's stream, and how far into it the reading is (for messages and padding).
@@ -218,7 +242,8 @@ mod tests {
     fn taken(archive: &[u8]) -> (usize, Result<(), String>) {
         let members = AtomicUsize::new(0);
         let mut sink = Sink::counting(&members);
-        let read = read(archive, &mut sink);
+        // The words, as the run reports them; damage_is_named checks the types too.
+        let read = read(archive, &mut sink).map_err(|e| e.to_string());
         (members.into_inner(), read)
     }
 
@@ -243,6 +268,12 @@ mod tests {
         assert!(cut.unwrap_err().contains("truncated"));
         let (_, no_trailer) = taken(&a);
         assert!(no_trailer.unwrap_err().contains("without its trailer"));
+        let counted = AtomicUsize::new(0);
+        let typed = read(&a[..], &mut Sink::counting(&counted));
+        assert!(
+            matches!(typed, Err(CpioError::Past { member: 1, .. })),
+            "{typed:?}"
+        );
         let mut long = a.clone();
         long[94..102].copy_from_slice(b"7FFFFFFF");
         assert!(taken(&long).1.unwrap_err().contains("a name of"));

@@ -12,21 +12,62 @@ const MAX_NAME: u64 = 256;
 /// Members looked at before giving up on finding `data.tar`: a package has three.
 const MAX_MEMBERS: usize = 64;
 
+/// Why a Debian package's files are not read to their end.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum DebError {
+    #[error("not a readable Debian package: {0}")]
+    NotDeb(#[source] MemberError),
+    #[error("its data.tar member runs past the end of the file: truncated?")]
+    Truncated,
+    /// The data member's suffix, after `data.tar`.
+    #[error("its data member data.tar{0} is compressed in a way dumpsyms does not read")]
+    Packing(String),
+    #[error("no data.tar member: a Debian package's files are in it")]
+    NoData,
+    #[error(transparent)]
+    Tar(#[from] tar::TarError),
+}
+
+/// Why an `ar` member header cannot be read, by where it starts.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum MemberError {
+    #[error("the member header at {at}: {source}")]
+    Read {
+        at: u64,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("no member header at {0}")]
+    NoHeader(u64),
+    #[error("the member size at {0} is not a number")]
+    Size(u64),
+    #[error("the long name at {0} has no length")]
+    NameLength(u64),
+    #[error("the member at {at} claims a {len}-byte name (at most {MAX_NAME})")]
+    LongName { at: u64, len: u64 },
+    #[error("the long name at {at}: {source}")]
+    Name {
+        at: u64,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
 /// Takes the members of the package `source`'s `data.tar`.
-pub(super) fn read(source: Source, budget: &Budget, sink: &mut Sink) -> Result<(), String> {
+pub(super) fn read(source: Source, budget: &Budget, sink: &mut Sink) -> Result<(), DebError> {
     let mut members = Members {
         source: source.clone(),
         at: 8,
     };
     for _ in 0..MAX_MEMBERS {
-        let Some((name, offset, size)) = members.next()? else {
+        let Some((name, offset, size)) = members.next().map_err(DebError::NotDeb)? else {
             break;
         };
         let Some(suffix) = name.strip_prefix(b"data.tar") else {
             continue;
         };
         if offset.saturating_add(size) > source.len() {
-            return Err("its data.tar member runs past the end of the file: truncated?".into());
+            return Err(DebError::Truncated);
         }
         let data = source.range(offset, size);
         let packing = match suffix {
@@ -36,15 +77,14 @@ pub(super) fn read(source: Source, budget: &Budget, sink: &mut Sink) -> Result<(
             b".zst" => Packing::Zstd,
             b".bz2" => Packing::Bzip2,
             other => {
-                return Err(format!(
-                    "its data member data.tar{} is compressed in a way dumpsyms does not read",
-                    String::from_utf8_lossy(other)
+                return Err(DebError::Packing(
+                    String::from_utf8_lossy(other).into_owned(),
                 ));
             }
         };
-        return tar::read(data, packing, budget, sink);
+        return Ok(tar::read(data, packing, budget, sink)?);
     }
-    Err("no data.tar member: a Debian package's files are in it".to_string())
+    Err(DebError::NoData)
 }
 
 /// The `ar` members of a package, read header by header at their positions. Written by
@@ -60,8 +100,8 @@ struct Members {
 
 impl Members {
     /// The next member's name, and where its data lies; `None` at the end.
-    fn next(&mut self) -> Result<Option<(Vec<u8>, u64, u64)>, String> {
-        let bad = |why: String| format!("not a readable Debian package: {why}");
+    fn next(&mut self) -> Result<Option<(Vec<u8>, u64, u64)>, MemberError> {
+        let at = self.at;
         if self.at >= self.source.len() {
             return Ok(None);
         }
@@ -69,31 +109,28 @@ impl Members {
         self.source
             .seek(SeekFrom::Start(self.at))
             .and_then(|_| self.source.read_exact(&mut header))
-            .map_err(|e| bad(format!("the member header at {}: {e}", self.at)))?;
+            .map_err(|source| MemberError::Read { at, source })?;
         if &header[58..60] != b"`\n" {
-            return Err(bad(format!("no member header at {}", self.at)));
+            return Err(MemberError::NoHeader(at));
         }
         let size = std::str::from_utf8(&header[48..58])
             .ok()
             .and_then(|t| t.trim().parse::<u64>().ok())
-            .ok_or_else(|| bad(format!("the member size at {} is not a number", self.at)))?;
+            .ok_or(MemberError::Size(at))?;
         let mut data = self.at + 60;
         let raw = &header[..16];
         let name = if let Some(len) = raw.strip_prefix(b"#1/") {
             let len = std::str::from_utf8(len)
                 .ok()
                 .and_then(|t| t.trim().parse::<u64>().ok())
-                .ok_or_else(|| bad(format!("the long name at {} has no length", self.at)))?;
+                .ok_or(MemberError::NameLength(at))?;
             if len > MAX_NAME || len > size {
-                return Err(bad(format!(
-                    "the member at {} claims a {len}-byte name (at most {MAX_NAME})",
-                    self.at
-                )));
+                return Err(MemberError::LongName { at, len });
             }
             let mut name = vec![0u8; len as usize];
             self.source
                 .read_exact(&mut name)
-                .map_err(|e| bad(format!("the long name at {}: {e}", self.at)))?;
+                .map_err(|source| MemberError::Name { at, source })?;
             while name.last() == Some(&0) {
                 name.pop();
             }

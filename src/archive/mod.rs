@@ -298,7 +298,7 @@ impl Unpacking {
                 (used, limit) = (budget.used(), budget.limit);
                 read
             }
-            Err(e) => Err(format!("cannot read: {e}")),
+            Err(e) => Err(ReadError::Open(e)),
         };
         let (nested, warnings) = (sink.nested, sink.warnings);
         // What the archives inside may unpack to: what is left of this one's budget.
@@ -306,7 +306,7 @@ impl Unpacking {
         self.warnings
             .extend(warnings.into_iter().map(|w| (shown.to_path_buf(), w)));
         if let Err(why) = read {
-            self.failures.push((shown.to_path_buf(), why));
+            self.failures.push((shown.to_path_buf(), why.to_string()));
         }
         for (member, kind) in nested {
             let inner_shown = PathBuf::from(format!(
@@ -347,12 +347,31 @@ impl Unpacking {
 /// Reads every member of the archive `bytes` (of kind `kind`) as a store run would,
 /// writing none: how many it would have taken, or why it stopped. For fuzzing.
 #[cfg(feature = "fuzzing")]
-pub(crate) fn read_members(source: Source, kind: Kind) -> (usize, Result<(), String>) {
+pub(crate) fn read_members(source: Source, kind: Kind) -> (usize, Result<(), ReadError>) {
     let members = AtomicUsize::new(0);
     let mut sink = Sink::counting(&members);
     let budget = Budget::for_archive(source.len());
     let read = read(source, kind, &budget, &mut sink, 1);
     (members.into_inner(), read)
+}
+
+/// Why an archive is not read to its end: its reader's error.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum ReadError {
+    #[error("cannot read: {0}")]
+    Open(#[source] io::Error),
+    #[error(transparent)]
+    Zip(#[from] zip::ZipError),
+    #[error(transparent)]
+    Tar(#[from] tar::TarError),
+    #[error(transparent)]
+    Deb(#[from] deb::DebError),
+    #[error(transparent)]
+    Rpm(#[from] rpm::RpmError),
+    #[error(transparent)]
+    Squashfs(#[from] squashfs::SquashfsError),
+    #[error(transparent)]
+    Cpio(#[from] cpio::CpioError),
 }
 
 /// Takes the members of the archive `source`, of kind `kind`, into `sink` (a ZIP's on
@@ -363,20 +382,20 @@ fn read(
     budget: &Budget,
     sink: &mut Sink,
     threads: usize,
-) -> Result<(), String> {
+) -> Result<(), ReadError> {
     match kind {
-        Kind::Zip => zip::read(source, budget, sink, threads),
-        Kind::Tar(packing) => tar::read(source, packing, budget, sink),
-        Kind::Deb => deb::read(source, budget, sink),
-        Kind::Rpm => rpm::read(source, budget, sink),
-        Kind::Squashfs => squashfs::read(source, budget, sink),
-        Kind::Cpio => cpio::read(
+        Kind::Zip => Ok(zip::read(source, budget, sink, threads)?),
+        Kind::Tar(packing) => Ok(tar::read(source, packing, budget, sink)?),
+        Kind::Deb => Ok(deb::read(source, budget, sink)?),
+        Kind::Rpm => Ok(rpm::read(source, budget, sink)?),
+        Kind::Squashfs => Ok(squashfs::read(source, budget, sink)?),
+        Kind::Cpio => Ok(cpio::read(
             Counted {
                 inner: source,
                 budget,
             },
             sink,
-        ),
+        )?),
     }
 }
 

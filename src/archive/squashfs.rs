@@ -43,7 +43,7 @@ enum Codec {
 }
 
 impl Codec {
-    fn of(id: u16) -> Result<Codec, String> {
+    fn of(id: u16) -> Result<Codec, SuperError> {
         Ok(match id {
             1 => Codec::Gzip,
             2 => Codec::Lzma,
@@ -51,11 +51,7 @@ impl Codec {
             4 => Codec::Xz,
             5 => Codec::Lz4,
             6 => Codec::Zstd,
-            other => {
-                return Err(format!(
-                    "its blocks use compressor {other}, which is none of squashfs's six"
-                ));
-            }
+            other => return Err(SuperError::Codec(other)),
         })
     }
 
@@ -118,32 +114,72 @@ struct Super {
     mtime: u32,
 }
 
+/// Why an image's superblock is not one read.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum SuperError {
+    #[error("its superblock: {0}")]
+    Read(#[source] io::Error),
+    #[error("no squashfs superblock")]
+    Magic,
+    #[error(
+        "squashfs {major}.{minor}: dumpsyms reads squashfs 4.0 (every image since Linux 2.6.29)"
+    )]
+    Version { major: u16, minor: u16 },
+    #[error("its superblock gives a block size of {0} bytes (a power of two from 4 KiB to 1 MiB)")]
+    BlockSize(u32),
+    #[error("its blocks use compressor {0}, which is none of squashfs's six")]
+    Codec(u16),
+    #[error("its superblock says it is {used} bytes, but the file is {len}: truncated?")]
+    Truncated { used: u64, len: u64 },
+    #[error("its superblock places its tables past its end")]
+    Tables,
+}
+
+/// Why a squashfs image is not read to its end; paths as they may be shown.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum SquashfsError {
+    #[error("not a readable squashfs image: {0}")]
+    NotSquashfs(#[source] SuperError),
+    #[error("the directory {0} is inside itself: a damaged image")]
+    Loop(String),
+    #[error("the directory {path}: {source}")]
+    Directory {
+        path: String,
+        #[source]
+        source: io::Error,
+    },
+    #[error("{0} is no directory")]
+    NotDirectory(String),
+    #[error("{0} lies more than {MAX_DEPTH} directories deep")]
+    Deep(String),
+    #[error("{path}: {source}")]
+    File {
+        path: String,
+        #[source]
+        source: io::Error,
+    },
+}
+
 impl Super {
-    fn read(source: &mut Source) -> Result<Super, String> {
+    fn read(source: &mut Source) -> Result<Super, SuperError> {
         let mut raw = [0u8; 96];
-        source
-            .read_exact(&mut raw)
-            .map_err(|e| format!("its superblock: {e}"))?;
+        source.read_exact(&mut raw).map_err(SuperError::Read)?;
         if &raw[..4] != MAGIC {
-            return Err("no squashfs superblock".into());
+            return Err(SuperError::Magic);
         }
         let u16_at = |i: usize| u16::from_le_bytes([raw[i], raw[i + 1]]);
         let u32_at = |i: usize| u32::from_le_bytes(raw[i..i + 4].try_into().unwrap());
         let u64_at = |i: usize| u64::from_le_bytes(raw[i..i + 8].try_into().unwrap());
         let (major, minor) = (u16_at(28), u16_at(30));
         if (major, minor) != (4, 0) {
-            return Err(format!(
-                "squashfs {major}.{minor}: dumpsyms reads squashfs 4.0 (every image since Linux 2.6.29)"
-            ));
+            return Err(SuperError::Version { major, minor });
         }
         let block_size = u32_at(12);
         if !(4096..=1 << 20).contains(&block_size)
             || !block_size.is_power_of_two()
             || u32::from(u16_at(22)) != block_size.trailing_zeros()
         {
-            return Err(format!(
-                "its superblock gives a block size of {block_size} bytes (a power of two from 4 KiB to 1 MiB)"
-            ));
+            return Err(SuperError::BlockSize(block_size));
         }
         let flags = u16_at(24);
         let sb = Super {
@@ -160,13 +196,13 @@ impl Super {
         };
         let used = u64_at(40);
         if used > source.len() {
-            return Err(format!(
-                "its superblock says it is {used} bytes, but the file is {}: truncated?",
-                source.len()
-            ));
+            return Err(SuperError::Truncated {
+                used,
+                len: source.len(),
+            });
         }
         if sb.inode_table >= used || sb.directory_table >= used {
-            return Err("its superblock places its tables past its end".into());
+            return Err(SuperError::Tables);
         }
         Ok(sb)
     }
@@ -419,8 +455,12 @@ fn bad(at: u64, what: &str) -> io::Error {
 }
 
 /// Takes the regular files of the squashfs image `source`.
-pub(super) fn read(mut source: Source, budget: &Budget, sink: &mut Sink) -> Result<(), String> {
-    let sb = Super::read(&mut source).map_err(|e| format!("not a readable squashfs image: {e}"))?;
+pub(super) fn read(
+    mut source: Source,
+    budget: &Budget,
+    sink: &mut Sink,
+) -> Result<(), SquashfsError> {
+    let sb = Super::read(&mut source).map_err(SquashfsError::NotSquashfs)?;
     let root = sb.root;
     let mut image = Image {
         source,
@@ -434,10 +474,7 @@ pub(super) fn read(mut source: Source, budget: &Budget, sink: &mut Sink) -> Resu
     let mut entries = 0usize;
     while let Some((dir, path, depth)) = stack.pop() {
         if !seen.insert(dir) {
-            return Err(format!(
-                "the directory {} is inside itself: a damaged image",
-                shown(&path)
-            ));
+            return Err(SquashfsError::Loop(shown(&path)));
         }
         let Inode::Dir {
             block,
@@ -445,12 +482,19 @@ pub(super) fn read(mut source: Source, budget: &Budget, sink: &mut Sink) -> Resu
             size,
         } = image
             .inode(dir)
-            .map_err(|e| format!("the directory {}: {e}", shown(&path)))?
+            .map_err(|source| SquashfsError::Directory {
+                path: shown(&path),
+                source,
+            })?
         else {
-            return Err(format!("{} is no directory", shown(&path)));
+            return Err(SquashfsError::NotDirectory(shown(&path)));
         };
-        let listing = list(&mut image, block, offset, size, &mut entries)
-            .map_err(|e| format!("the directory {}: {e}", shown(&path)))?;
+        let listing = list(&mut image, block, offset, size, &mut entries).map_err(|source| {
+            SquashfsError::Directory {
+                path: shown(&path),
+                source,
+            }
+        })?;
         let mut dirs = Vec::new();
         for (name, r, kind) in listing {
             let mut full = path.clone();
@@ -460,10 +504,7 @@ pub(super) fn read(mut source: Source, budget: &Budget, sink: &mut Sink) -> Resu
             full.extend_from_slice(&name);
             match kind {
                 1 | 8 if depth + 1 >= MAX_DEPTH => {
-                    return Err(format!(
-                        "{} lies more than {MAX_DEPTH} directories deep",
-                        shown(&full)
-                    ));
+                    return Err(SquashfsError::Deep(shown(&full)));
                 }
                 1 | 8 => dirs.push((r, full, depth + 1)),
                 2 | 9 => take_file(&mut image, r, &full, sink)?,
@@ -534,8 +575,11 @@ fn list(
 }
 
 /// Hands the regular file at inode `r` to the sink as `path`.
-fn take_file(image: &mut Image, r: u64, path: &[u8], sink: &mut Sink) -> Result<(), String> {
-    let what = |e: io::Error| format!("{}: {e}", shown(path));
+fn take_file(image: &mut Image, r: u64, path: &[u8], sink: &mut Sink) -> Result<(), SquashfsError> {
+    let what = |source| SquashfsError::File {
+        path: shown(path),
+        source,
+    };
     let Inode::File(file) = image.inode(r).map_err(what)? else {
         return Ok(());
     };

@@ -14,6 +14,31 @@ const MAX_WINDOW: u64 = 128 << 20;
 /// The memory an LZMA or xz decoder may take, in KiB: what [`MAX_WINDOW`] needs.
 pub(super) const MEM_LIMIT_KB: u32 = (MAX_WINDOW >> 10) as u32 * 2;
 
+/// Why a tar archive is not read to its end.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum TarError {
+    /// Its compression cannot be read from the start.
+    #[error("not readable: {0}")]
+    Packing(#[source] io::Error),
+    #[error("holds no tar archive: it decompresses to nothing")]
+    Nothing,
+    #[error("not a readable tar archive: {0}")]
+    NotTar(#[source] io::Error),
+    #[error("cannot be read past its member {member}: {source}")]
+    Past {
+        member: usize,
+        #[source]
+        source: io::Error,
+    },
+    /// A member's data; `name` as it may be shown.
+    #[error("{name}: {source}")]
+    Member {
+        name: String,
+        #[source]
+        source: io::Error,
+    },
+}
+
 /// Takes the members of the tar archive `bytes`, compressed as `packing` says. Read as
 /// a stream: a damaged or truncated archive ends the reading there, with the members
 /// before it taken.
@@ -22,8 +47,8 @@ pub(super) fn read(
     packing: Packing,
     budget: &Budget,
     sink: &mut Sink,
-) -> Result<(), String> {
-    let stream = decompressed(source, packing).map_err(|e| format!("not readable: {e}"))?;
+) -> Result<(), TarError> {
+    let stream = decompressed(source, packing).map_err(TarError::Packing)?;
     let read = entries(
         Counted {
             inner: stream,
@@ -34,7 +59,7 @@ pub(super) fn read(
     // Even an empty tar archive is 1 KiB of zeros: a stream that gives nothing at all
     // holds no archive, and saying "0 dumped" of it would hide that.
     if read.is_ok() && budget.used() == 0 {
-        return Err("holds no tar archive: it decompresses to nothing".into());
+        return Err(TarError::Nothing);
     }
     read
 }
@@ -62,15 +87,13 @@ pub(super) fn decompressed(source: Source, packing: Packing) -> io::Result<Box<d
     })
 }
 
-fn entries(stream: impl Read, sink: &mut Sink) -> Result<(), String> {
+fn entries(stream: impl Read, sink: &mut Sink) -> Result<(), TarError> {
     let mut archive = ::tar::Archive::new(stream);
-    let entries = archive
-        .entries()
-        .map_err(|e| format!("not a readable tar archive: {e}"))?;
+    let entries = archive.entries().map_err(TarError::NotTar)?;
     for (n, entry) in entries.enumerate() {
-        let mut entry = entry.map_err(|e| match n {
-            0 => format!("not a readable tar archive: {e}"),
-            _ => format!("cannot be read past its member {n}: {e}"),
+        let mut entry = entry.map_err(|source| match n {
+            0 => TarError::NotTar(source),
+            member => TarError::Past { member, source },
         })?;
         let header = entry.header();
         // Links (hard or symbolic), directories, devices: only regular files' bytes
@@ -90,9 +113,12 @@ fn entries(stream: impl Read, sink: &mut Sink) -> Result<(), String> {
             left: header.size().unwrap_or(0),
             inner: &mut entry,
         };
-        sink.take(&name, &mut data, modified).map_err(|e| {
+        sink.take(&name, &mut data, modified).map_err(|source| {
             let shown = String::from_utf8_lossy(&name).into_owned();
-            format!("{}: {e}", crate::untrusted::name_for_output(&shown))
+            TarError::Member {
+                name: crate::untrusted::name_for_output(&shown).to_string(),
+                source,
+            }
         })?;
     }
     Ok(())

@@ -7,6 +7,24 @@ use std::path::PathBuf;
 use super::{Budget, Counted, Kind, Sink, Source};
 use crate::error::Warning;
 
+/// Why a ZIP archive is not read to its end.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum ZipError {
+    #[error("not a readable ZIP archive: {0}")]
+    NotZip(#[source] ::zip::result::ZipError),
+    #[error(
+        "its entries overlap (they share their compressed bytes, or claim more than the file holds): a decompression bomb? Not read"
+    )]
+    Overlapping,
+    /// The member that spent the run's budget; `name` as it may be shown.
+    #[error("{name}: {source}")]
+    Member {
+        name: String,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
 /// Takes the members of the ZIP archive `bytes`, on `threads` threads: each member is
 /// reached through the central directory, so they inflate side by side. One member that
 /// cannot be read is a warning; the budget spent stops the archive. What is told comes
@@ -16,13 +34,12 @@ pub(super) fn read(
     budget: &Budget,
     sink: &mut Sink,
     threads: usize,
-) -> Result<(), String> {
-    let mut archive =
-        ::zip::ZipArchive::new(source).map_err(|e| format!("not a readable ZIP archive: {e}"))?;
+) -> Result<(), ZipError> {
+    let mut archive = ::zip::ZipArchive::new(source).map_err(ZipError::NotZip)?;
     // Entries that share their compressed bytes are how a few kilobytes claim
     // terabytes (the overlapping-entry bomb); no archive tool makes them.
     if archive.has_overlapping_files().unwrap_or(true) {
-        return Err("its entries overlap (they share their compressed bytes, or claim more than the file holds): a decompression bomb? Not read".into());
+        return Err(ZipError::Overlapping);
     }
     let next = AtomicUsize::new(0);
     let count = archive.len();
@@ -53,7 +70,7 @@ pub(super) fn read(
     });
     let mut warnings = Vec::new();
     let mut nested = Vec::new();
-    let mut failed: Option<(usize, String)> = None;
+    let mut failed: Option<(usize, ZipError)> = None;
     for part in parts {
         warnings.extend(part.warnings);
         nested.extend(part.nested);
@@ -80,7 +97,7 @@ struct Part<'u> {
     sink: Sink<'u>,
     warnings: Vec<(usize, Warning)>,
     nested: Vec<(usize, (PathBuf, Kind))>,
-    failed: Option<(usize, String)>,
+    failed: Option<(usize, ZipError)>,
 }
 
 impl Part<'_> {
@@ -97,7 +114,10 @@ impl Part<'_> {
                     if let Err(e) = self.sink.take(&name, &mut counted, None) {
                         let shown = String::from_utf8_lossy(&name).into_owned();
                         if budget.spent() {
-                            let why = format!("{}: {e}", crate::untrusted::name_for_output(&shown));
+                            let why = ZipError::Member {
+                                name: crate::untrusted::name_for_output(&shown).to_string(),
+                                source: e,
+                            };
                             self.failed = Some((i, why));
                         } else {
                             self.sink.warn(&shown, format!("cannot be read: {e}"));

@@ -13,7 +13,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 pub(crate) use super::local::{
-    Download, OUR_AGENT, SYMSRV_AGENT, Verify, cached_is_good, first_line,
+    Download, HttpError, OUR_AGENT, SYMSRV_AGENT, Verify, cached_is_good, first_line,
 };
 use super::{CONNECT_TIMEOUT, Limits, MIN_RATE, redact};
 
@@ -181,13 +181,15 @@ pub(crate) fn get(
 
 /// Whether `url` is there: a HEAD answered 2xx (true) or 404 or 410 (false), following
 /// redirects as [`get`] does; any other answer is an error, for a message.
-pub(crate) fn exists(agent: &ureq::Agent, retries: u32, url: &str) -> Result<bool, String> {
+pub(crate) fn exists(agent: &ureq::Agent, retries: u32, url: &str) -> Result<bool, HttpError> {
     match request(agent, Method::Head, retries, url, None) {
         Outcome::Ok(_) => Ok(true),
         Outcome::Status(404 | 410, _) => Ok(false),
-        Outcome::Status(code, body) if body.is_empty() => Err(format!("answered {code}")),
-        Outcome::Status(code, body) => Err(format!("answered {code}: {}", first_line(&body))),
-        Outcome::Unreachable(e) => Err(format!("unreachable: {e}")),
+        Outcome::Status(code, body) => Err(HttpError::Answered {
+            code,
+            line: (!body.is_empty()).then(|| first_line(&body).to_string()),
+        }),
+        Outcome::Unreachable(e) => Err(HttpError::Unreachable(e)),
     }
 }
 
@@ -224,7 +226,7 @@ fn request(
             Step::Done(outcome) => return outcome,
             Step::Redirect(code, location) => match redirect_target(&at, &location) {
                 Ok(next) => at = next,
-                Err(why) => return Outcome::Status(code, why),
+                Err(why) => return Outcome::Status(code, why.to_string()),
             },
         }
     }
@@ -237,17 +239,40 @@ fn request(
     )
 }
 
+/// Why a redirect is not followed; the URLs as they may be shown (redacted).
+#[derive(Debug, thiserror::Error)]
+enum RedirectError {
+    #[error("{from}: {source}")]
+    Base {
+        from: String,
+        #[source]
+        source: url::ParseError,
+    },
+    #[error("redirected to {to:?}, not a URL ({source})")]
+    NotUrl {
+        to: String,
+        #[source]
+        source: url::ParseError,
+    },
+    #[error("redirected to {0}, which is not followed: only http and https URLs with a host are")]
+    NotFollowed(String),
+}
+
 /// Where a redirect from `from` to `location` leads, if it may be followed.
-fn redirect_target(from: &str, location: &str) -> Result<String, String> {
+fn redirect_target(from: &str, location: &str) -> Result<String, RedirectError> {
     let shown = crate::untrusted::for_terminal(&redact::text(first_line(location)));
-    let base = url::Url::parse(from).map_err(|e| format!("{}: {e}", redact::url(from)))?;
+    let base = url::Url::parse(from).map_err(|source| RedirectError::Base {
+        from: redact::url(from).into_owned(),
+        source,
+    })?;
     let next = base
         .join(location)
-        .map_err(|e| format!("redirected to {shown:?}, not a URL ({e})"))?;
+        .map_err(|source| RedirectError::NotUrl {
+            to: shown.to_string(),
+            source,
+        })?;
     if !matches!(next.scheme(), "http" | "https") || next.host_str().is_none_or(str::is_empty) {
-        return Err(format!(
-            "redirected to {shown}, which is not followed: only http and https URLs with a host are"
-        ));
+        return Err(RedirectError::NotFollowed(shown.to_string()));
     }
     Ok(next.into())
 }
@@ -272,7 +297,7 @@ fn attempt(
             return Step::Done(Outcome::Unreachable(why));
         }
         if let Err(why) = wait_out_pause(&server, deadline) {
-            return Step::Done(Outcome::Unreachable(why));
+            return Step::Done(Outcome::Unreachable(why.to_string()));
         }
         if deadline.is_some_and(|d| Instant::now() >= d) {
             return Step::Done(Outcome::Unreachable("out of time".into()));
@@ -305,7 +330,7 @@ fn attempt(
                 // longer than the time left ends the server's turn in this run.
                 let wait = retry_after(&response).unwrap_or_else(|| backoff(attempt));
                 if let Err(why) = pause(&server, code, wait, deadline) {
-                    return Step::Done(Outcome::Unreachable(why));
+                    return Step::Done(Outcome::Unreachable(why.to_string()));
                 }
                 attempt += 1;
             }
@@ -376,31 +401,46 @@ fn time_left(s: &Servers, server: &str, deadline: Option<Instant>) -> Duration {
     }
 }
 
+/// A server's pause that does not fit in the time left for it (`what` qualifies the
+/// pause: the status that asked for it, or "more").
+#[derive(Debug, thiserror::Error)]
+#[error("it asked for a pause of {} s {what} with {} s left for it", wait.as_secs(), left.as_secs())]
+struct PauseTooLong {
+    wait: Duration,
+    what: String,
+    left: Duration,
+}
+
 /// Whether a pause of `wait` fits in the time left for `server`; when it does not, the
-/// server is given up on for the run, and why (`what` qualifies the pause) is the error.
+/// server is given up on for the run, and why is the error.
 fn fits(
     s: &mut Servers,
     server: &str,
     wait: Duration,
     deadline: Option<Instant>,
     what: &str,
-) -> Result<(), String> {
+) -> Result<(), PauseTooLong> {
     let left = time_left(s, server, deadline);
     if wait <= left {
         return Ok(());
     }
-    let why = format!(
-        "it asked for a pause of {} s {what} with {} s left for it",
-        wait.as_secs(),
-        left.as_secs()
-    );
-    s.given_up.insert(server.to_string(), why.clone());
+    let why = PauseTooLong {
+        wait,
+        what: what.to_string(),
+        left,
+    };
+    s.given_up.insert(server.to_string(), why.to_string());
     Err(why)
 }
 
 /// Records a pause of `wait` that `server` asked for with `code`, and waits it; or,
 /// when it is longer than the time left, gives up on the server for the run.
-fn pause(server: &str, code: u16, wait: Duration, deadline: Option<Instant>) -> Result<(), String> {
+fn pause(
+    server: &str,
+    code: u16,
+    wait: Duration,
+    deadline: Option<Instant>,
+) -> Result<(), PauseTooLong> {
     {
         let mut s = servers();
         fits(
@@ -418,7 +458,7 @@ fn pause(server: &str, code: u16, wait: Duration, deadline: Option<Instant>) -> 
 }
 
 /// Waits out a pause `server` asked for, if any, unless it ends past what is left.
-fn wait_out_pause(server: &str, deadline: Option<Instant>) -> Result<(), String> {
+fn wait_out_pause(server: &str, deadline: Option<Instant>) -> Result<(), PauseTooLong> {
     let wait = {
         let mut s = servers();
         let Some(until) = s.paused_until.get(server).copied() else {
@@ -466,7 +506,7 @@ pub(crate) fn fetch_text(
     limits: &Limits,
     user_agent: &str,
     url: &str,
-) -> Result<Option<String>, String> {
+) -> Result<Option<String>, HttpError> {
     let agent = agent_with(limits, user_agent);
     let started = Instant::now();
     match get(&agent, 2, url, limits.max_time.map(|m| started + m)) {
@@ -477,11 +517,14 @@ pub(crate) fn fetch_text(
             })?;
             String::from_utf8(body)
                 .map(Some)
-                .map_err(|_| "the answer is not text".into())
+                .map_err(|_| HttpError::NotText)
         }
         Outcome::Status(404, _) => Ok(None),
-        Outcome::Status(code, body) => Err(format!("answered {code}: {}", first_line(&body))),
-        Outcome::Unreachable(e) => Err(format!("unreachable: {e}")),
+        Outcome::Status(code, body) => Err(HttpError::Answered {
+            code,
+            line: Some(first_line(&body).to_string()),
+        }),
+        Outcome::Unreachable(e) => Err(HttpError::Unreachable(e)),
     }
 }
 
@@ -491,25 +534,25 @@ const QUOTE_TIME: Duration = Duration::from_secs(5);
 /// At most `max` bytes of a response's body, all within `within`: a small answer (an
 /// error page to quote, a JSON answer, a `file.ptr`) dripped by the server is not
 /// waited on for longer, as a download is not (see [`Paced`]).
-pub(crate) fn read_body(response: Response, max: u64, within: Duration) -> Result<Vec<u8>, String> {
+pub(crate) fn read_body(
+    response: Response,
+    max: u64,
+    within: Duration,
+) -> Result<Vec<u8>, HttpError> {
     let until = Instant::now() + within;
     let mut reader = response.into_body().into_reader().take(max);
     let mut body = Vec::new();
     let mut buf = [0u8; 8192];
     loop {
         if Instant::now() > until {
-            let secs = within.as_secs_f64();
-            return Err(format!("the answer was not sent within {secs:.0} s"));
+            return Err(HttpError::NotInTime(within));
         }
         match reader.read(&mut buf) {
             Ok(0) => return Ok(body),
             Ok(n) => body.extend_from_slice(&buf[..n]),
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) if io_timed_out(&e) => {
-                let secs = within.as_secs_f64();
-                return Err(format!("the answer was not sent within {secs:.0} s"));
-            }
-            Err(e) => return Err(format!("the answer broke off: {e}")),
+            Err(e) if io_timed_out(&e) => return Err(HttpError::NotInTime(within)),
+            Err(e) => return Err(HttpError::BrokeOff(e)),
         }
     }
 }
@@ -564,21 +607,46 @@ pub(crate) fn download_accepting(
     }
 }
 
+/// Why a download's answer is not kept.
+#[derive(Debug, thiserror::Error)]
+enum SaveError {
+    #[error("the file is {len} bytes, over the limit of {max} bytes")]
+    TooLarge { len: u64, max: u64 },
+    #[error("cannot cache it in {}: {source}", path.display())]
+    Cache {
+        path: std::path::PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// Held to the limits, the transfer was stopped: why, in [`Paced`]'s words.
+    #[error("{0}")]
+    Stopped(String),
+    #[error("the transfer broke: {0}")]
+    Broke(#[source] std::io::Error),
+    /// Not the file asked for; `text` the media type of an answer sent as text.
+    #[error("{}", match text { Some(t) => format!("answered {t}, not the file asked for ({source})"), None => source.to_string() })]
+    NotTheFile {
+        text: Option<String>,
+        #[source]
+        source: crate::error::NotTheFile,
+    },
+}
+
 fn save(
     limits: &Limits,
     started: Instant,
     path: &Path,
     response: Response,
     verify: Verify,
-) -> Result<(), String> {
+) -> Result<(), SaveError> {
     if let Some(len) =
         header(&response, "Content-Length").and_then(|l| l.trim().parse::<u64>().ok())
         && len > limits.max_size
     {
-        return Err(format!(
-            "the file is {len} bytes, over the limit of {} bytes",
-            limits.max_size
-        ));
+        return Err(SaveError::TooLarge {
+            len,
+            max: limits.max_size,
+        });
     }
     // The media type alone, without its parameters (`; charset=…`).
     let content_type = header(&response, "Content-Type")
@@ -586,7 +654,10 @@ fn save(
         .unwrap_or("")
         .trim()
         .to_string();
-    let cache = |e: std::io::Error| format!("cannot cache it in {}: {e}", path.display());
+    let cache = |source| SaveError::Cache {
+        path: path.to_path_buf(),
+        source,
+    };
     let mut file = crate::output::AtomicFile::create(path).map_err(cache)?;
     // The server that answered (a redirect's target) is the one held to the pace.
     let answered = ureq::ResponseExt::get_uri(&response).to_string();
@@ -597,16 +668,15 @@ fn save(
         started,
     );
     std::io::copy(&mut body, file.writer()).map_err(|e| match body.stopped.take() {
-        Some(why) => why,
-        None => format!("the transfer broke: {e}"),
+        Some(why) => SaveError::Stopped(why),
+        None => SaveError::Broke(e),
     })?;
     file.flush().map_err(cache)?;
-    verify(file.written_path()).map_err(|why| {
-        if content_type.starts_with("text/") {
-            format!("answered {content_type}, not the file asked for ({why})")
-        } else {
-            why.to_string()
-        }
+    verify(file.written_path()).map_err(|source| SaveError::NotTheFile {
+        text: content_type
+            .starts_with("text/")
+            .then(|| content_type.clone()),
+        source,
     })?;
     file.commit().map_err(cache)
 }
@@ -743,7 +813,8 @@ mod tests {
         );
         for bad in ["file:///etc/passwd", "ftp://h/x", "data:,x"] {
             let e = redirect_target(from, bad).unwrap_err();
-            assert!(e.contains("not followed"), "{bad}: {e}");
+            assert!(matches!(e, RedirectError::NotFollowed(_)), "{bad}: {e}");
+            assert!(e.to_string().contains("not followed"), "{bad}: {e}");
         }
         assert!(redirect_target(from, "http://").is_err());
     }

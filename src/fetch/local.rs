@@ -26,6 +26,29 @@ pub(crate) enum Download {
     Failed(String),
 }
 
+/// Why a request gave no answer to use (a download's failures are [`Download`]'s).
+#[derive(Debug, thiserror::Error)]
+// Without `net`, every request is `Offline`.
+#[cfg_attr(not(feature = "net"), allow(dead_code))]
+pub(crate) enum HttpError {
+    /// An answer other than the one wanted, and the first line of its body when asked
+    /// for (an empty body quoted as nothing).
+    #[error("answered {code}{}", line.as_ref().map(|l| format!(": {l}")).unwrap_or_default())]
+    Answered { code: u16, line: Option<String> },
+    /// The transport's words (redacted), or why the server is not asked.
+    #[error("unreachable: {0}")]
+    Unreachable(String),
+    #[error("the answer was not sent within {:.0} s", .0.as_secs_f64())]
+    NotInTime(std::time::Duration),
+    #[error("the answer broke off: {0}")]
+    BrokeOff(#[source] std::io::Error),
+    #[error("the answer is not text")]
+    NotText,
+    #[error("this build of dumpsyms has no network support (the `net` feature)")]
+    #[cfg_attr(feature = "net", allow(dead_code))]
+    Offline,
+}
+
 /// A check of a downloaded (or cached) file: `Err` says what it is instead.
 pub(crate) type Verify<'a> = &'a dyn Fn(&Path) -> Result<(), NotTheFile>;
 

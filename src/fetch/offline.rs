@@ -7,7 +7,7 @@ use std::path::Path;
 
 use super::Limits;
 pub(crate) use super::local::{
-    Download, OUR_AGENT, SYMSRV_AGENT, Verify, cached_is_good, first_line,
+    Download, HttpError, OUR_AGENT, SYMSRV_AGENT, Verify, cached_is_good, first_line,
 };
 
 /// Why no request is made.
@@ -46,8 +46,8 @@ pub(crate) fn fetch_text(
     _limits: &Limits,
     _user_agent: &str,
     _url: &str,
-) -> Result<Option<String>, String> {
-    Err(NO_NETWORK.to_string())
+) -> Result<Option<String>, HttpError> {
+    Err(HttpError::Offline)
 }
 
 #[cfg(test)]

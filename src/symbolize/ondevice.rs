@@ -92,12 +92,42 @@ pub enum TraceError {
         /// Its place in the array.
         index: usize,
         /// What is wrong with it.
-        problem: String,
+        problem: ValueError,
     },
-    /// An entry of `threads` has no PCs, or a PC that is not a number: in words naming
-    /// the thread.
-    #[error("{0}")]
-    Thread(String),
+    /// An entry of `threads` has no PCs, or a PC that is not a number.
+    #[error(transparent)]
+    Thread(ThreadError),
+}
+
+/// What is wrong with a value of a trace's module or PC.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ValueError {
+    /// A field the module needs is not there (its name, dotted within its object).
+    #[error("no \"{0}\"")]
+    Missing(&'static str),
+    #[error("\"path\" is not a string")]
+    PathNotString,
+    #[error("pc_range ends ({end:#x}) before it starts ({start:#x})")]
+    Backwards { start: u64, end: u64 },
+    #[error("not a hexadecimal string")]
+    NotString,
+    #[error("{0:?} is not a 64-bit hexadecimal number")]
+    TooLong(String),
+    #[error("{0:?} is not hexadecimal")]
+    NotHex(String),
+}
+
+/// What is wrong with a thread of a trace, by its place in `threads`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ThreadError {
+    #[error("threads[{0}]: no \"pcs\" array")]
+    NoPcs(usize),
+    #[error("threads[{thread}].pcs[{index}]: {problem}")]
+    Pc {
+        thread: usize,
+        index: usize,
+        problem: ValueError,
+    },
 }
 
 /// Reads a trace; Err says what is wrong with the document. The PCs are read straight
@@ -134,7 +164,7 @@ pub fn parse(text: &str) -> Result<Trace, TraceError> {
 /// what is wrong with them.
 struct RawDoc {
     symbols: Option<Vec<Value>>,
-    threads: Option<Vec<Result<Vec<u64>, String>>>,
+    threads: Option<Vec<Result<Vec<u64>, ThreadError>>>,
 }
 
 /// Reads a [`RawDoc`] (serde's visitors: the PCs never become JSON values).
@@ -177,7 +207,7 @@ impl<'de> serde::de::Visitor<'de> for DocVisitor {
 struct Threads;
 
 impl<'de> serde::de::DeserializeSeed<'de> for Threads {
-    type Value = Option<Vec<Result<Vec<u64>, String>>>;
+    type Value = Option<Vec<Result<Vec<u64>, ThreadError>>>;
 
     fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
         d.deserialize_any(self)
@@ -185,7 +215,7 @@ impl<'de> serde::de::DeserializeSeed<'de> for Threads {
 }
 
 impl<'de> serde::de::Visitor<'de> for Threads {
-    type Value = Option<Vec<Result<Vec<u64>, String>>>;
+    type Value = Option<Vec<Result<Vec<u64>, ThreadError>>>;
 
     fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
         f.write_str("an array of threads")
@@ -217,7 +247,7 @@ impl<'de> serde::de::Visitor<'de> for Threads {
 struct Thread(usize);
 
 impl<'de> serde::de::DeserializeSeed<'de> for Thread {
-    type Value = Result<Vec<u64>, String>;
+    type Value = Result<Vec<u64>, ThreadError>;
 
     fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
         d.deserialize_any(self)
@@ -225,7 +255,7 @@ impl<'de> serde::de::DeserializeSeed<'de> for Thread {
 }
 
 impl<'de> serde::de::Visitor<'de> for Thread {
-    type Value = Result<Vec<u64>, String>;
+    type Value = Result<Vec<u64>, ThreadError>;
 
     fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
         f.write_str("a thread (an object with a \"pcs\" array)")
@@ -233,7 +263,7 @@ impl<'de> serde::de::Visitor<'de> for Thread {
 
     fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
         let t = self.0;
-        let mut pcs = Err(format!("threads[{t}]: no \"pcs\" array"));
+        let mut pcs = Err(ThreadError::NoPcs(t));
         while let Some(key) = map.next_key::<String>()? {
             if key == "pcs" {
                 pcs = map.next_value_seed(Pcs(t))?;
@@ -246,7 +276,7 @@ impl<'de> serde::de::Visitor<'de> for Thread {
 
     fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
         while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
-        Ok(Err(format!("threads[{}]: no \"pcs\" array", self.0)))
+        Ok(Err(ThreadError::NoPcs(self.0)))
     }
 }
 
@@ -254,7 +284,7 @@ impl<'de> serde::de::Visitor<'de> for Thread {
 struct Pcs(usize);
 
 impl<'de> serde::de::DeserializeSeed<'de> for Pcs {
-    type Value = Result<Vec<u64>, String>;
+    type Value = Result<Vec<u64>, ThreadError>;
 
     fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
         d.deserialize_any(self)
@@ -262,7 +292,7 @@ impl<'de> serde::de::DeserializeSeed<'de> for Pcs {
 }
 
 impl<'de> serde::de::Visitor<'de> for Pcs {
-    type Value = Result<Vec<u64>, String>;
+    type Value = Result<Vec<u64>, ThreadError>;
 
     fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
         f.write_str("an array of PCs")
@@ -274,8 +304,12 @@ impl<'de> serde::de::Visitor<'de> for Pcs {
         while let Some(v) = seq.next_element::<Value>()? {
             match hex_value(&v) {
                 Ok(pc) => pcs.push(pc),
-                Err(e) if wrong.is_none() => {
-                    wrong = Some(format!("threads[{}].pcs[{}]: {e}", self.0, pcs.len()));
+                Err(problem) if wrong.is_none() => {
+                    wrong = Some(ThreadError::Pc {
+                        thread: self.0,
+                        index: pcs.len(),
+                        problem,
+                    });
                 }
                 Err(_) => {}
             }
@@ -291,7 +325,7 @@ impl<'de> serde::de::Visitor<'de> for Pcs {
             .next_entry::<serde::de::IgnoredAny, serde::de::IgnoredAny>()?
             .is_some()
         {}
-        Ok(Err(format!("threads[{}]: no \"pcs\" array", self.0)))
+        Ok(Err(ThreadError::NoPcs(self.0)))
     }
 }
 
@@ -338,19 +372,25 @@ impl Placing {
     }
 }
 
-fn module(s: &Value) -> Result<Module, String> {
-    let field = |name: &str| s.get(name).ok_or_else(|| format!("no \"{name}\""));
+fn module(s: &Value) -> Result<Module, ValueError> {
+    let field = |name: &'static str| s.get(name).ok_or(ValueError::Missing(name));
     let range = field("pc_range")?;
-    let start = hex_value(range.get("start").ok_or("no \"pc_range.start\"")?)?;
-    let end = hex_value(range.get("end").ok_or("no \"pc_range.end\"")?)?;
+    let start = hex_value(
+        range
+            .get("start")
+            .ok_or(ValueError::Missing("pc_range.start"))?,
+    )?;
+    let end = hex_value(
+        range
+            .get("end")
+            .ok_or(ValueError::Missing("pc_range.end"))?,
+    )?;
     if end < start {
-        return Err(format!(
-            "pc_range ends ({end:#x}) before it starts ({start:#x})"
-        ));
+        return Err(ValueError::Backwards { start, end });
     }
     let path = field("path")?
         .as_str()
-        .ok_or("\"path\" is not a string")?
+        .ok_or(ValueError::PathNotString)?
         .to_string();
     let build_id = s
         .get("build_id")
@@ -389,19 +429,19 @@ fn place(modules: &[Module], module: Option<usize>, pc: u64, first: bool) -> Fra
 }
 
 /// `"0x55ea82cc4000"` (or a plain number).
-fn hex_value(v: &Value) -> Result<u64, String> {
+fn hex_value(v: &Value) -> Result<u64, ValueError> {
     if let Some(n) = v.as_u64() {
         return Ok(n);
     }
-    let s = v.as_str().ok_or("not a hexadecimal string")?;
+    let s = v.as_str().ok_or(ValueError::NotString)?;
     let digits = s
         .strip_prefix("0x")
         .or_else(|| s.strip_prefix("0X"))
         .unwrap_or(s);
     if digits.is_empty() || digits.len() > 16 {
-        return Err(format!("{s:?} is not a 64-bit hexadecimal number"));
+        return Err(ValueError::TooLong(s.to_string()));
     }
-    u64::from_str_radix(digits, 16).map_err(|_| format!("{s:?} is not hexadecimal"))
+    u64::from_str_radix(digits, 16).map_err(|_| ValueError::NotHex(s.to_string()))
 }
 
 #[cfg(test)]
@@ -465,7 +505,21 @@ mod tests {
             "path": "a", "runtime_offset": "0", "compiled_offset": "0"}], "threads": []}"#;
         assert!(matches!(
             parse(backwards),
-            Err(TraceError::Module { index: 0, problem }) if problem.contains("before it starts")
+            Err(TraceError::Module {
+                index: 0,
+                problem: ValueError::Backwards {
+                    start: 0x10,
+                    end: 1
+                }
+            })
+        ));
+        assert!(matches!(
+            parse(bad_pc),
+            Err(TraceError::Thread(ThreadError::Pc {
+                thread: 0,
+                index: 0,
+                problem: ValueError::NotHex(_)
+            }))
         ));
     }
 }

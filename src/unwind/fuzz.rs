@@ -108,7 +108,7 @@ pub(crate) fn decode_exidx(exidx: &[u8], extab: &[u8]) -> Vec<Vec<(Key, Value)>>
 }
 
 /// One function's rows as offsets from its start, or why it has none.
-pub(crate) type PeRows = Result<Vec<(u32, Vec<(Key, Value)>)>, String>;
+pub(crate) type PeRows = Result<Vec<(u32, Vec<(Key, Value)>)>, crate::error::Reason>;
 
 /// Reads `pdata` as a Windows `.pdata` table (x64 or arm64) whose unwind information
 /// is in `image`, a section at RVA 0x2000, and returns each entry's rows. For the fuzz
@@ -129,7 +129,7 @@ pub(crate) fn pe_rows(pdata: &[u8], image: &[u8], arm64: bool) -> Vec<PeRows> {
             .map(|e| {
                 pe_arm64::rows(&image, e)
                     .map(|(_, rows)| relative(e.start, rows))
-                    .map_err(|e| e.to_string())
+                    .map_err(Into::into)
             })
             .collect()
     } else {
@@ -138,7 +138,7 @@ pub(crate) fn pe_rows(pdata: &[u8], image: &[u8], arm64: bool) -> Vec<PeRows> {
             .map(|e| {
                 pe_x64::rows(&image, e)
                     .map(|rows| relative(e.start, rows))
-                    .map_err(|e| e.to_string())
+                    .map_err(Into::into)
             })
             .collect()
     }

@@ -667,7 +667,7 @@ impl CfiSource {
             }
             let (chunk, tail) = rest.split_at(n);
             // Rendered in parallel into one buffer per function, written in address order.
-            let rendered: Vec<Result<Vec<u8>, String>> = chunk
+            let rendered: Vec<Result<Vec<u8>, FdeError>> = chunk
                 .par_iter()
                 .map(|item| {
                     let mut buf = Vec::with_capacity(256);
@@ -680,10 +680,7 @@ impl CfiSource {
                         Item::PeX64(e, _) => self.write_pe_x64(e, text, &mut buf),
                         Item::PeArm64(e, _) => self.write_pe_arm64(e, text, &mut buf),
                     };
-                    match result {
-                        Ok(()) => Ok(buf),
-                        Err(FdeError(why)) => Err(why),
-                    }
+                    result.map(|()| buf)
                 })
                 .collect();
             for (i, (item, r)) in chunk.iter().zip(rendered).enumerate() {
@@ -703,7 +700,7 @@ impl CfiSource {
                         written += buf.len() as u64;
                         w.write_all(&buf)?;
                     }
-                    Err(why) => {
+                    Err(FdeError(why)) => {
                         let why = format!(
                             "STACK CFI for the function at {:#x}: {why}; its CFI is left out",
                             item.start()
